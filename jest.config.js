@@ -1,0 +1,23 @@
+// One jest run for every project. Tests are native ESM (NestJS 12 ships ESM only), transformed by SWC
+// with the same settings as the build; path aliases resolve through moduleNameMapper.
+import { readFileSync } from 'node:fs';
+
+const swcrc = JSON.parse(readFileSync(new URL('./.swcrc', import.meta.url), 'utf8'));
+delete swcrc.exclude;
+delete swcrc.$schema;
+swcrc.module = { type: 'es6' };
+
+const aliases = Object.fromEntries(
+  Object.entries(swcrc.jsc.paths).map(([alias, [target]]) => [`^${alias}$`, `<rootDir>/${target}`]),
+);
+delete swcrc.jsc.paths;
+delete swcrc.jsc.baseUrl;
+
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  moduleNameMapper: aliases,
+  testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'],
+  testTimeout: 30000,
+};

@@ -1,0 +1,73 @@
+/** Environment names and defaults of CONTRACT sections 10 and 11, read once per process. */
+export interface PlatformConfig {
+  databaseUrl: string;
+  natsUrl: string;
+  natsPrefix: string;
+  gatewayPort: number;
+  lifecyclePort: number;
+  runsPort: number;
+  analyticsPort: number;
+  publicHost: string;
+  internDomain: string;
+  dataDir: string;
+  defaultModel: string;
+  /** Route deadline of lifecycle and daemon routes. */
+  lifecycleRouteDeadlineMs: number;
+  /** Route deadline of invoke and of chat before its stream starts. */
+  runRouteDeadlineMs: number;
+  /** How long the gateway trusts a cached credential lookup; bounds how late a revocation bites. */
+  authCacheTtlMs: number;
+  oidcIssuer: string | null;
+  oidcJwksUrl: string | null;
+  oidcJwksFile: string | null;
+  /** Whether a service applies its own migrations at start (true for `npm start`, false under Kubernetes). */
+  runMigrations: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+function intFrom(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return Number(raw);
+}
+
+function stringFrom(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+function optionalFrom(env: Env, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+export function loadConfig(env: Env): PlatformConfig {
+  return {
+    databaseUrl: stringFrom(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/interns'),
+    natsUrl: stringFrom(env, 'NATS_URL', 'nats://127.0.0.1:4222'),
+    natsPrefix: stringFrom(env, 'NATS_PREFIX', 'interns'),
+    gatewayPort: intFrom(env, 'GATEWAY_PORT', 8080),
+    lifecyclePort: intFrom(env, 'LIFECYCLE_PORT', 8081),
+    runsPort: intFrom(env, 'RUNS_PORT', 8082),
+    analyticsPort: intFrom(env, 'ANALYTICS_PORT', 8083),
+    publicHost: stringFrom(env, 'PUBLIC_HOST', 'localhost'),
+    internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
+    dataDir: stringFrom(env, 'DATA_DIR', './.data'),
+    defaultModel: stringFrom(env, 'DEFAULT_MODEL', 'local/scripted'),
+    lifecycleRouteDeadlineMs: intFrom(env, 'LIFECYCLE_ROUTE_DEADLINE_MS', 10000),
+    runRouteDeadlineMs: intFrom(env, 'RUN_ROUTE_DEADLINE_MS', 60000),
+    authCacheTtlMs: intFrom(env, 'AUTH_CACHE_TTL_MS', 2000),
+    oidcIssuer: optionalFrom(env, 'OIDC_ISSUER'),
+    oidcJwksUrl: optionalFrom(env, 'OIDC_JWKS_URL'),
+    oidcJwksFile: optionalFrom(env, 'OIDC_JWKS_FILE'),
+    runMigrations: stringFrom(env, 'RUN_MIGRATIONS', 'true') !== 'false',
+  };
+}
+
+/** The local development OIDC issuer (admin `oauth-token`), trusted when no external issuer is set. */
+export const LOCAL_OIDC_ISSUER = 'interns-local-dev';
+export const OAUTH_AUDIENCE = 'interns-api';
+/** Relative to DATA_DIR. */
+export const LOCAL_OIDC_DIR = 'dev-oidc';

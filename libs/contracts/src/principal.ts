@@ -1,0 +1,27 @@
+/** Who is calling, as resolved by the gateway from the credential (CONTRACT section 1). */
+export type CredentialKind = 'user' | 'organization' | 'intern' | 'management' | 'oauth';
+
+export interface Principal {
+  kind: Exclude<CredentialKind, 'management'>;
+  organizationId: string;
+  workspaceId: string;
+  /** The member the credential acts for (user keys, OAuth tokens); null for organization and intern keys. */
+  memberId: string | null;
+  /** The API key's id; null for OAuth tokens. */
+  keyId: string | null;
+  /** Set only for intern keys: the one intern they may reach. */
+  internId: string | null;
+  scopes: string[];
+}
+
+/** "The caller" for session ownership and rate limits: the member if any, else the key. */
+export function callerId(principal: Principal): string {
+  if (principal.memberId !== null) return `member:${principal.memberId}`;
+  return `key:${principal.keyId}`;
+}
+
+/** Metadata every service request carries: who, and the request's correlation id. */
+export interface RequestContext {
+  correlationId: string;
+  principal: Principal;
+}

@@ -1,0 +1,65 @@
+/**
+ * Every NATS subject and JetStream name, namespaced by NATS_PREFIX so two systems can share one broker.
+ * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
+ * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`.
+ */
+export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export const LIFECYCLE_COMMANDS = {
+  createIntern: 'create-intern',
+  updateIntern: 'update-intern',
+} as const;
+
+export const LIFECYCLE_QUERIES = {
+  getIntern: 'get-intern',
+  listInterns: 'list-interns',
+  /** Admin lookup of an intern's organization and workspace (for minting intern keys). */
+  internOwner: 'intern-owner',
+  ping: 'ping',
+} as const;
+
+export const RUNS_QUERIES = { ping: 'ping' } as const;
+export const ANALYTICS_QUERIES = { ping: 'ping' } as const;
+
+export function subjectsFor(prefix: string) {
+  const p = assertPrefix(prefix);
+  const cmd = (service: ServiceName, name: string) => `${p}.${service}.cmd.${name}`;
+  const qry = (service: ServiceName, name: string) => `${p}.${service}.qry.${name}`;
+  return {
+    prefix: p,
+    lifecycle: {
+      createIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.createIntern),
+      updateIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.updateIntern),
+      getIntern: qry('lifecycle', LIFECYCLE_QUERIES.getIntern),
+      listInterns: qry('lifecycle', LIFECYCLE_QUERIES.listInterns),
+      internOwner: qry('lifecycle', LIFECYCLE_QUERIES.internOwner),
+      ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
+    },
+    runs: {
+      ping: qry('runs', RUNS_QUERIES.ping),
+      stream: (streamId: string) => `${p}.runs.stream.${streamId}`,
+      session: (sessionId: string) => `${p}.runs.session.${sessionId}`,
+    },
+    analytics: {
+      ping: qry('analytics', ANALYTICS_QUERIES.ping),
+    },
+    /** Integration event subject: `<prefix>.evt.<service>.<event-type>`. */
+    event: (service: ServiceName, eventType: string) => `${p}.evt.${service}.${eventType}`,
+    /** Wildcard covering every integration event of one service. */
+    eventsOf: (service: ServiceName) => `${p}.evt.${service}.>`,
+    /** JetStream stream holding one service's integration events (stream names allow no dots). */
+    eventStreamName: (service: ServiceName) => `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_${service}_events`,
+  };
+}
+
+export type Subjects = ReturnType<typeof subjectsFor>;
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+
+export function assertPrefix(prefix: string): string {
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new Error(`NATS_PREFIX "${prefix}" must be dot-separated tokens of letters, digits, "_" or "-"`);
+  }
+  return prefix;
+}

@@ -1,0 +1,149 @@
+/**
+ * Request validation for every route, one approach (zod), kept framework-free so the gateway and the
+ * services agree. Each parser returns a typed value or throws DomainError('invalid_body').
+ */
+import { z } from 'zod';
+import { DomainError } from './errors';
+import {
+  CreateInternBody,
+  INTERN_STATUSES,
+  InternStatus,
+  LIST_DEFAULT_LIMIT,
+  LIST_MAX_LIMIT,
+  LIST_MAX_STATUS_ITEMS,
+  UpdateInternBody,
+} from './intern';
+
+export const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+export const MODEL_PATTERN = /^[A-Za-z0-9~._:@+-]+\/[A-Za-z0-9~._:@+-]+$/;
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const MAX_BODY_BYTES = 1048576;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID_PATTERN.test(value);
+}
+
+const name = z
+  .string()
+  .min(2, 'name must be 2-40 characters')
+  .max(40, 'name must be 2-40 characters')
+  .regex(NAME_PATTERN, 'name must be lowercase letters, digits and single hyphens, starting with a letter');
+const description = z.string().max(2000, 'description must be at most 2000 characters').nullable();
+const instructions = z.string().max(100000, 'instructions must be at most 100000 characters').nullable();
+const model = z
+  .string()
+  .max(200, 'model must be at most 200 characters')
+  .regex(MODEL_PATTERN, 'model must look like "<author>/<model>"')
+  .nullable();
+const uuid = z.string().regex(UUID_PATTERN, 'must be a uuid');
+
+const createInternSchema = z.strictObject({
+  name,
+  description: description.optional(),
+  instructions: instructions.optional(),
+  model: model.optional(),
+  provision: z.boolean().optional(),
+  vault_id: uuid.optional(),
+  workspace_id: uuid.optional(),
+});
+
+const updateInternSchema = z.strictObject({
+  name: name.optional(),
+  description: description.optional(),
+  instructions: instructions.optional(),
+  model: model.optional(),
+});
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid body';
+  if (issue.code === 'unrecognized_keys') return `unknown field: ${issue.keys.join(', ')}`;
+  const path = issue.path.join('.');
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new DomainError('invalid_body', describeIssue(result.error));
+  return result.data;
+}
+
+export function parseCreateInternBody(value: unknown): CreateInternBody {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new DomainError('invalid_body', 'body must be a JSON object');
+  }
+  return parseWith(createInternSchema, value);
+}
+
+export function parseUpdateInternBody(value: unknown): UpdateInternBody {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new DomainError('invalid_body', 'body must be a JSON object');
+  }
+  return parseWith(updateInternSchema, value);
+}
+
+export const IDEMPOTENCY_KEY_MAX = 255;
+
+export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.length < 1 || value.length > IDEMPOTENCY_KEY_MAX) {
+    throw new DomainError('invalid_body', `Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX} characters`);
+  }
+  return value;
+}
+
+export interface ListQuery {
+  limit: number;
+  statuses: InternStatus[] | null;
+  startingAfter: string | null;
+  workspaceId: string | null;
+}
+
+const STATUS_SET: ReadonlySet<string> = new Set(INTERN_STATUSES);
+
+/** Parses GET /interns query parameters (already percent-decoded). Unknown parameters are ignored. */
+export function parseListQuery(query: Record<string, string | string[] | undefined>): ListQuery {
+  const single = (key: string): string | undefined => {
+    const value = query[key];
+    if (Array.isArray(value)) {
+      throw new DomainError('invalid_body', `${key} may be given once`);
+    }
+    return value;
+  };
+
+  let limit = LIST_DEFAULT_LIMIT;
+  const rawLimit = single('limit');
+  if (rawLimit !== undefined) {
+    if (!/^\d+$/.test(rawLimit)) throw new DomainError('invalid_body', `limit must be an integer 1-${LIST_MAX_LIMIT}`);
+    limit = Number(rawLimit);
+    if (limit < 1 || limit > LIST_MAX_LIMIT) {
+      throw new DomainError('invalid_body', `limit must be an integer 1-${LIST_MAX_LIMIT}`);
+    }
+  }
+
+  let statuses: InternStatus[] | null = null;
+  const rawStatus = single('status');
+  if (rawStatus !== undefined) {
+    const items = rawStatus.split(',');
+    if (items.length > LIST_MAX_STATUS_ITEMS) {
+      throw new DomainError('invalid_body', `status takes at most ${LIST_MAX_STATUS_ITEMS} items`);
+    }
+    for (const item of items) {
+      if (!STATUS_SET.has(item)) throw new DomainError('invalid_body', `unknown status: ${JSON.stringify(item)}`);
+    }
+    statuses = [...new Set(items)] as InternStatus[];
+  }
+
+  const startingAfter = single('starting_after') ?? null;
+  if (startingAfter !== null && startingAfter.length === 0) {
+    throw new DomainError('invalid_body', 'starting_after is not a valid cursor');
+  }
+
+  const workspaceId = single('workspace_id') ?? null;
+  if (workspaceId !== null && !isUuid(workspaceId)) {
+    throw new DomainError('invalid_body', 'workspace_id must be a uuid');
+  }
+
+  return { limit, statuses, startingAfter, workspaceId };
+}
