@@ -1,0 +1,85 @@
+import type { DataSource } from 'typeorm';
+import {
+  DomainError,
+  GetInternRequest,
+  InternList,
+  InternOwnerReply,
+  InternOwnerRequest,
+  InternView,
+  isUuid,
+  ListInternsRequest,
+} from '@interns/contracts';
+import { CursorCodec } from './cursor';
+import { notFound } from './intern-commands.service';
+import { INTERN_COLUMNS, InternRow, isVisibleTo, toInternView } from './intern-row';
+
+export class InternQueriesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async get(request: GetInternRequest): Promise<InternView> {
+    const { principal } = request.context;
+    if (!isUuid(request.internId)) throw notFound();
+    const rows: InternRow[] = await this.dataSource.query(
+      `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`,
+      [request.internId],
+    );
+    const row = rows[0];
+    if (!row || !isVisibleTo(row, principal)) throw notFound();
+    return toInternView(row, principal, true);
+  }
+
+  /** Newest first; one query of limit + 1 rows tells whether another page follows. */
+  async list(request: ListInternsRequest): Promise<InternList> {
+    const { principal } = request.context;
+    if (principal.kind === 'intern') throw notFound();
+    if (request.workspaceId !== null && request.workspaceId !== principal.workspaceId) throw notFound();
+
+    const conditions = ['workspace_id = $1'];
+    const values: unknown[] = [principal.workspaceId];
+    if (request.statuses !== null) {
+      values.push(request.statuses);
+      conditions.push(`status = ANY($${values.length}::text[])`);
+    }
+    if (request.startingAfter !== null) {
+      const position = this.cursors.decode(request.startingAfter);
+      if (position.workspaceId !== principal.workspaceId) {
+        throw new DomainError('invalid_body', 'starting_after is not a valid cursor');
+      }
+      values.push(position.createdAt, position.id);
+      conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
+    }
+    values.push(request.limit + 1);
+    const rows: InternRow[] = await this.dataSource.query(
+      `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE ${conditions.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+      values,
+    );
+    const page = rows.slice(0, request.limit);
+    const hasMore = rows.length > request.limit;
+    const list: InternList = { data: page.map((row) => toInternView(row, principal, true)), has_more: hasMore };
+    const last = page[page.length - 1];
+    if (hasMore && last) {
+      list.next_cursor = this.cursors.encode({
+        createdAt: last.created_at.toISOString(),
+        id: last.id,
+        workspaceId: last.workspace_id,
+      });
+    }
+    return list;
+  }
+
+  /** For operators (admin intern-key): where an intern lives. */
+  async owner(request: InternOwnerRequest): Promise<InternOwnerReply> {
+    if (!isUuid(request.internId)) throw notFound();
+    const rows: { organization_id: string; workspace_id: string }[] = await this.dataSource.query(
+      `SELECT organization_id, workspace_id FROM lifecycle.interns WHERE id = $1`,
+      [request.internId],
+    );
+    const row = rows[0];
+    if (!row) throw notFound();
+    return { internId: request.internId, organizationId: row.organization_id, workspaceId: row.workspace_id };
+  }
+}

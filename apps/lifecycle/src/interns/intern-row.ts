@@ -1,0 +1,62 @@
+import type { InternProgress, InternStatus, InternView, Principal } from '@interns/contracts';
+
+/** One row of the `lifecycle.interns` read model as pg returns it. */
+export interface InternRow {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  created_by: string | null;
+  name: string;
+  description: string | null;
+  instructions: string | null;
+  model: string | null;
+  status: InternStatus;
+  last_failure_message: string | null;
+  progress: InternProgress | null;
+  hostname: string | null;
+  vault_id: string;
+  attached_vault_id: string | null;
+  icon_sha256: string | null;
+  created_at: Date;
+  updated_at: Date;
+  revision: number;
+}
+
+export const INTERN_COLUMNS = `id, organization_id, workspace_id, created_by, name, description, instructions, model,
+  status, last_failure_message, progress, hostname, vault_id, attached_vault_id, icon_sha256, created_at, updated_at,
+  revision`;
+
+/** Whether the principal may see this intern at all (CONTRACT section 1, check 7). */
+export function isVisibleTo(row: Pick<InternRow, 'id' | 'workspace_id'>, principal: Principal): boolean {
+  if (row.workspace_id !== principal.workspaceId) return false;
+  if (principal.kind === 'intern' && row.id !== principal.internId) return false;
+  return true;
+}
+
+/**
+ * The Intern resource. `detailed` (list and get) adds `icon_sha256`, and `created_by_you` when the
+ * credential acts for a member.
+ */
+export function toInternView(row: InternRow, principal: Principal, detailed: boolean): InternView {
+  const view: InternView = {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    instructions: row.instructions,
+    model: row.model,
+    status: row.status,
+    last_failure_message: row.last_failure_message,
+    progress: row.progress,
+    hostname: row.hostname,
+    workspace_id: row.workspace_id,
+    vault_id: row.vault_id,
+    attached_vault_id: row.attached_vault_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+  if (detailed) {
+    view.icon_sha256 = row.icon_sha256;
+    if (principal.memberId !== null) view.created_by_you = row.created_by === principal.memberId;
+  }
+  return view;
+}

@@ -1,0 +1,4 @@
+export * from './nats-connection';
+export * from './rpc-client';
+export * from './domain-error.filter';
+export * from './http-error';

@@ -1,0 +1,56 @@
+import { connect, NatsConnection } from '@nats-io/transport-node';
+import type { NatsOptions } from '@nestjs/microservices';
+import { Transport } from '@nestjs/microservices';
+import type { ServiceName } from '@interns/contracts';
+
+/**
+ * Shared by every NATS connection of the platform: never give up reconnecting (the client's default
+ * stops after about 20 s of broker outage) and wait for the broker at start-up too.
+ */
+export const RECONNECT_OPTIONS = {
+  maxReconnectAttempts: -1,
+  reconnectTimeWait: 500,
+  waitOnFirstConnect: true,
+} as const;
+
+export function connectNats(options: { url: string; name: string }): Promise<NatsConnection> {
+  return connect({ servers: options.url, name: options.name, ...RECONNECT_OPTIONS });
+}
+
+/** Options for `app.connectMicroservice`: one queue group per service so replicas share the work. */
+export function natsTransportOptions(options: { url: string; queue: ServiceName }): NatsOptions {
+  return {
+    transport: Transport.NATS,
+    options: {
+      servers: options.url,
+      name: options.queue,
+      queue: options.queue,
+      gracefulShutdown: true,
+      gracePeriod: 2000,
+      ...RECONNECT_OPTIONS,
+    },
+  };
+}
+
+/**
+ * Follows a connection's status so callers can fail fast while the broker is away instead of
+ * letting requests queue up until their deadline.
+ */
+export class ConnectionState {
+  private connected = true;
+
+  constructor(readonly nc: NatsConnection) {
+    void this.follow();
+  }
+
+  get isConnected(): boolean {
+    return this.connected && !this.nc.isClosed();
+  }
+
+  private async follow(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnecting') this.connected = false;
+      if (status.type === 'reconnect') this.connected = true;
+    }
+  }
+}
