@@ -1,6 +1,6 @@
 import { Controller, Inject, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import {
+import type {
   CreateInternReply,
   CreateInternRequest,
   GetInternRequest,
@@ -9,10 +9,9 @@ import {
   InternOwnerRequest,
   InternView,
   ListInternsRequest,
-  loadConfig,
-  subjectsFor,
   UpdateInternRequest,
 } from '@interns/contracts';
+import { loadConfig, subjectsFor } from '@interns/contracts';
 import { DomainErrorRpcFilter } from '@interns/messaging';
 import { InternCommandsService } from './intern-commands.service';
 import { InternQueriesService } from './intern-queries.service';

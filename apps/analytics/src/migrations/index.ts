@@ -1,0 +1,4 @@
+import { CreateProcessedEvents1763683200000 } from './1763683200000-create-processed-events.migration';
+
+/** In order of application; TypeORM records each by name in `analytics.analytics_migrations`. */
+export const ANALYTICS_MIGRATIONS = [CreateProcessedEvents1763683200000];

@@ -1,0 +1,180 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** A TCP port that was free a moment ago: listen on 0, read the port, close. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+export interface ExitResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A child process a test started; only ever signalled by its own PID. */
+export interface ChildHandle {
+  readonly pid: number;
+  /** Settles when the process has exited. */
+  readonly exited: Promise<ExitResult>;
+  /** stdout and stderr so far, for assertion messages. */
+  output(): string;
+  /** Sends `signal` (default SIGTERM) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<ExitResult>;
+  /** Teardown: SIGKILL if it still runs. */
+  kill(): void;
+}
+
+function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): ChildHandle {
+  const child: ChildProcess = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${command}`);
+  const pid = child.pid;
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-64_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<ExitResult>((done) => {
+    child.once('exit', (code, signal) => done({ code, signal }));
+  });
+  let running = true;
+  void exited.then(() => {
+    running = false;
+  });
+  return {
+    pid,
+    exited,
+    output: () => output,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (running) killProcess(pid, signal);
+      return exited;
+    },
+    kill() {
+      if (running) killProcess(pid, 'SIGKILL');
+    },
+  };
+}
+
+/** Signals one process by PID, ignoring one that has already gone. */
+export function killProcess(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(pid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/** Polls `url` until it answers `status`; fails early when `exited` settles first. */
+export async function waitForHttp(
+  url: string,
+  options: { status?: number; timeoutMs?: number; exited?: Promise<ExitResult>; describe?: () => string } = {},
+): Promise<void> {
+  const wanted = options.status ?? 200;
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  let gone: ExitResult | null = null;
+  void options.exited?.then((result) => {
+    gone = result;
+  });
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (gone !== null) break;
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      last = `HTTP ${response.status}`;
+      await response.body?.cancel();
+      if (response.status === wanted) return;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  const why = gone !== null ? `process exited ${JSON.stringify(gone)}` : `timed out, last: ${last}`;
+  throw new Error(`${url} never answered ${wanted}: ${why}\n${options.describe?.() ?? ''}`);
+}
+
+export interface ServiceProcess extends ChildHandle {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+}
+
+/**
+ * Runs a built service (`node <entry>`) with `env` on top of this process' environment and waits
+ * until `GET /health/ready` answers 200. NODE_OPTIONS is dropped: jest's flags are not the service's.
+ */
+export async function startServiceProcess(options: {
+  entry: string;
+  port: number;
+  env: Record<string, string>;
+  readyTimeoutMs?: number;
+}): Promise<ServiceProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  delete env.NODE_OPTIONS;
+  const child = startChild(process.execPath, [resolve(options.entry)], env);
+  const url = `http://127.0.0.1:${options.port}`;
+  try {
+    await waitForHttp(`${url}/health/ready`, {
+      timeoutMs: options.readyTimeoutMs ?? 30_000,
+      exited: child.exited,
+      describe: child.output,
+    });
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
+  return { ...child, url };
+}
+
+export interface NatsServerProcess extends ChildHandle {
+  readonly port: number;
+  /** `nats://127.0.0.1:<port>` */
+  readonly url: string;
+  /** Stops the server and removes its JetStream directory. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A private nats-server for tests that need a broker outage (never stop the shared one). Restart
+ * it on the same port by calling this again with `port`.
+ */
+export async function startNatsServer(options: { port?: number; jetstream?: boolean } = {}): Promise<NatsServerProcess> {
+  const port = options.port ?? (await freePort());
+  const storeDir = await mkdtemp(join(tmpdir(), 'nats-test-'));
+  const args = ['-a', '127.0.0.1', '-p', String(port)];
+  if (options.jetstream) args.push('-js', '-sd', storeDir);
+  const child = startChild(process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server', args, process.env);
+  const url = `nats://127.0.0.1:${port}`;
+  const remove = async () => {
+    await child.stop('SIGTERM');
+    await rm(storeDir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 10_000;
+  while (!(await portOpen(port))) {
+    if (Date.now() > deadline) {
+      await remove();
+      throw new Error(`nats-server on ${port} did not start\n${child.output()}`);
+    }
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  return { ...child, port, url, remove };
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
+}
