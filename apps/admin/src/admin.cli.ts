@@ -1,0 +1,69 @@
+import { loadConfig } from '@interns/contracts';
+import { errorLine, UsageError } from './admin.errors';
+import { AdminResources } from './admin.resources';
+import { parseApplyArgs, runApply } from './commands/apply.command';
+import { parseChatappInstalledArgs, runChatappInstalled } from './commands/chatapp-installed.command';
+import { parseInternKeyArgs, runInternKey } from './commands/intern-key.command';
+import { parseOauthTokenArgs, runOauthToken } from './commands/oauth-token.command';
+
+export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed'] as const;
+
+export const USAGE = [
+  'usage: npm run admin -- <command> ...',
+  '  apply <file.json>',
+  '  intern-key --intern <intern_id> [--key <plaintext>]',
+  '  oauth-token --member <id> --workspace <uuid> --scope "<scopes>" [--ttl <seconds>]',
+  '  chatapp-installed --workspace <uuid>',
+].join('\n');
+
+export interface AdminIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+type Env = Record<string, string | undefined>;
+
+async function dispatch(argv: string[], env: Env): Promise<unknown> {
+  const [command, ...args] = argv;
+  if (command === undefined) throw new UsageError(`missing command; expected one of ${ADMIN_COMMANDS.join(', ')}`);
+  if (!(ADMIN_COMMANDS as readonly string[]).includes(command)) {
+    throw new UsageError(`unknown command "${command}"; expected one of ${ADMIN_COMMANDS.join(', ')}`);
+  }
+  const config = loadConfig(env);
+  const resources = new AdminResources(config);
+  try {
+    switch (command as (typeof ADMIN_COMMANDS)[number]) {
+      case 'apply':
+        return await runApply(parseApplyArgs(args), resources.identityStore);
+      case 'intern-key':
+        return await runInternKey(parseInternKeyArgs(args), resources.internOwnerLookup(), resources.identityStore);
+      case 'oauth-token': {
+        const options = parseOauthTokenArgs(args);
+        return await runOauthToken(options, await resources.identityStore(), await resources.localIssuer());
+      }
+      case 'chatapp-installed':
+        return await runChatappInstalled(parseChatappInstalledArgs(args), await resources.identityStore());
+    }
+  } finally {
+    await resources.close();
+  }
+}
+
+/**
+ * The admin command: JSON on stdout and 0, or one line on stderr and 1. Everything it opened is
+ * closed before it returns.
+ */
+export async function runAdmin(argv: string[], env: Env, io: AdminIo): Promise<number> {
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
+  try {
+    const result = await dispatch(argv, env);
+    io.stdout(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr(`error: ${errorLine(error)}\n`);
+    return 1;
+  }
+}

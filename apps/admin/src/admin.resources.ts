@@ -1,0 +1,61 @@
+import { connect, NatsConnection } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import type { PlatformConfig } from '@interns/contracts';
+import { openDatabase } from '@interns/database';
+import { IDENTITY_SCHEMA, identityMigrations, IdentityStore, LocalOidcIssuer } from '@interns/identity';
+import type { InternOwnerLookup } from './commands/intern-key.command';
+import { lifecycleOwnerLookup } from './lifecycle-owner.lookup';
+
+const NATS_CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * What a command may need, opened on first use and all closed by close(), so a run holds no more
+ * connections than its command uses and the process exits as soon as the command is done.
+ */
+export class AdminResources {
+  private dataSource: Promise<DataSource> | null = null;
+  private nats: Promise<NatsConnection> | null = null;
+
+  constructor(private readonly config: PlatformConfig) {}
+
+  identityStore = async (): Promise<IdentityStore> => {
+    this.dataSource ??= openDatabase({
+      url: this.config.databaseUrl,
+      schema: IDENTITY_SCHEMA,
+      migrations: identityMigrations,
+      applicationName: 'admin',
+      poolSize: 2,
+      migrate: true,
+    });
+    return new IdentityStore(await this.dataSource);
+  };
+
+  localIssuer(): Promise<LocalOidcIssuer> {
+    return LocalOidcIssuer.open(this.config.dataDir);
+  }
+
+  internOwnerLookup(): InternOwnerLookup {
+    return async (internId) => {
+      // Not connectNats(): the services wait for the broker forever, a one-shot command must fail fast.
+      this.nats ??= connect({
+        servers: this.config.natsUrl,
+        name: 'admin',
+        timeout: NATS_CONNECT_TIMEOUT_MS,
+        maxReconnectAttempts: 0,
+      }).catch((error: Error) => {
+        throw new Error(`cannot connect to NATS at ${this.config.natsUrl}: ${error.message}`, { cause: error });
+      });
+      return lifecycleOwnerLookup(await this.nats, this.config.natsPrefix)(internId);
+    };
+  }
+
+  async close(): Promise<void> {
+    const closing: Promise<unknown>[] = [];
+    if (this.nats) closing.push(this.nats.then((nc) => nc.close()));
+    if (this.dataSource) closing.push(this.dataSource.then((ds) => ds.destroy()));
+    this.nats = null;
+    this.dataSource = null;
+    // A resource that never opened has nothing to close; its error was already reported.
+    await Promise.allSettled(closing);
+  }
+}

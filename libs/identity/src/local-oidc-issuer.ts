@@ -1,0 +1,153 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import { copyFile, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
+import { LOCAL_OIDC_DIR, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
+
+export const LOCAL_OIDC_ALGORITHM = 'EdDSA';
+export const LOCAL_OIDC_PRIVATE_KEY_FILE = 'signing-key.private.jwk.json';
+export const LOCAL_OIDC_JWKS_FILE = 'jwks.json';
+
+export interface LocalTokenClaims {
+  /** The member id. */
+  sub: string;
+  org: string;
+  workspace_id: string;
+  /** Space-separated scopes, e.g. `interns vault:read`. */
+  scope: string;
+  /** Lifetime from now; zero or negative yields an already expired token (useful in tests). */
+  ttlSeconds: number;
+}
+
+export interface JsonWebKeySet {
+  keys: JWK[];
+}
+
+type SigningKey = Awaited<ReturnType<typeof importJWK>>;
+
+/** The directory of the development issuer's key files under DATA_DIR. */
+export function localOidcDir(dataDir: string): string {
+  return join(resolve(dataDir), LOCAL_OIDC_DIR);
+}
+
+/**
+ * The local development OIDC issuer: one Ed25519 key pair kept under `<DATA_DIR>/dev-oidc/`, used by
+ * `admin oauth-token` to sign access tokens and by the gateway to verify them when no external issuer
+ * is configured. Whichever process starts first creates the key; every other one loads the same key.
+ */
+export class LocalOidcIssuer {
+  private constructor(
+    private readonly privateKey: SigningKey,
+    private readonly publicJwk: JWK,
+    readonly kid: string,
+    readonly directory: string,
+  ) {}
+
+  static async open(dataDir: string): Promise<LocalOidcIssuer> {
+    const directory = localOidcDir(dataDir);
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    const privatePath = join(directory, LOCAL_OIDC_PRIVATE_KEY_FILE);
+    let privateJwk = await readKeyFile(privatePath);
+    if (privateJwk === null) {
+      await publishNoClobber(privatePath, JSON.stringify(await generatePrivateJwk(), null, 2) + '\n', 0o600);
+      privateJwk = await readKeyFile(privatePath);
+      if (privateJwk === null) throw new Error(`${privatePath} vanished while it was being created`);
+    }
+    const { d: _d, ...publicFields } = privateJwk;
+    const publicJwk: JWK = { ...publicFields, alg: LOCAL_OIDC_ALGORITHM, use: 'sig', kid: privateJwk.kid };
+    const privateKey = await importJWK({ ...privateJwk, alg: LOCAL_OIDC_ALGORITHM }, LOCAL_OIDC_ALGORITHM);
+    const issuer = new LocalOidcIssuer(privateKey, publicJwk, privateJwk.kid as string, directory);
+    await issuer.publishJwks();
+    return issuer;
+  }
+
+  /** Path of the public JWKS file, which external tools (or OIDC_JWKS_FILE) may use. */
+  get jwksPath(): string {
+    return join(this.directory, LOCAL_OIDC_JWKS_FILE);
+  }
+
+  jwks(): JsonWebKeySet {
+    return { keys: [{ ...this.publicJwk }] };
+  }
+
+  async sign(claims: LocalTokenClaims): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ org: claims.org, workspace_id: claims.workspace_id, scope: claims.scope })
+      .setProtectedHeader({ alg: LOCAL_OIDC_ALGORITHM, kid: this.kid, typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setIssuer(LOCAL_OIDC_ISSUER)
+      .setAudience(OAUTH_AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + Math.trunc(claims.ttlSeconds))
+      .setJti(randomUUID())
+      .sign(this.privateKey);
+  }
+
+  /** The public half, rewritten atomically only when missing or different. */
+  private async publishJwks(): Promise<void> {
+    const text = JSON.stringify(this.jwks(), null, 2) + '\n';
+    const current = await readFile(this.jwksPath, 'utf8').catch(() => null);
+    if (current === text) return;
+    const temporary = temporaryPath(this.jwksPath);
+    await writeFile(temporary, text, { mode: 0o644 });
+    await rename(temporary, this.jwksPath);
+  }
+}
+
+async function generatePrivateJwk(): Promise<JWK> {
+  const { privateKey, publicKey } = await generateKeyPair(LOCAL_OIDC_ALGORITHM, { crv: 'Ed25519', extractable: true });
+  const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
+  return { ...(await exportJWK(privateKey)), kid, alg: LOCAL_OIDC_ALGORITHM };
+}
+
+function temporaryPath(path: string): string {
+  return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/**
+ * Writes the file completely under a temporary name, then links it into place, which fails if the
+ * name already exists: of several racing processes exactly one wins and all read the winner's file.
+ */
+async function publishNoClobber(path: string, content: string, mode: number): Promise<void> {
+  const temporary = temporaryPath(path);
+  await writeFile(temporary, content, { mode, flag: 'wx', flush: true });
+  try {
+    await link(temporary, path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    // Filesystems without hard links: an exclusive copy still never replaces the winner's key.
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV') throw error;
+    await copyFile(temporary, path, fsConstants.COPYFILE_EXCL).catch((copyError: NodeJS.ErrnoException) => {
+      if (copyError.code !== 'EEXIST') throw copyError;
+    });
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
+}
+
+/** The private JWK, or null when the file does not exist yet. */
+async function readKeyFile(path: string): Promise<(JWK & { kid: string; d: string }) | null> {
+  // Only the copy fallback can expose a half-written file, and only for a moment: retry briefly.
+  for (let attempt = 0; ; attempt += 1) {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    try {
+      const jwk = JSON.parse(text) as JWK;
+      if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string' || typeof jwk.x !== 'string' || typeof jwk.kid !== 'string') {
+        throw new Error('not an Ed25519 private JWK with a kid');
+      }
+      return jwk as JWK & { kid: string; d: string };
+    } catch (error) {
+      if (attempt >= 20) throw new Error(`${path} is not a usable signing key: ${(error as Error).message}`, { cause: error });
+      await sleep(25);
+    }
+  }
+}
