@@ -1,0 +1,60 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { EVENT_ID_CONSTRAINT, eventStoreTables } from './event-store.sql';
+
+export type EventStoreMigrationClass = new () => MigrationInterface;
+
+/**
+ * The event store's tables in one service schema. Services list the returned class among their own migrations.
+ * TypeORM reads the timestamp from the last 13 digits of the name, hence `EventStore<timestamp>`.
+ */
+export function eventStoreMigration(schema: string, timestamp = 1700000000100): EventStoreMigrationClass {
+  if (!/^\d{13}$/.test(String(timestamp))) throw new Error(`migration timestamp must have 13 digits, got ${timestamp}`);
+  const t = eventStoreTables(schema);
+  const migrationName = `EventStore${timestamp}`;
+
+  const migration = class implements MigrationInterface {
+    name = migrationName;
+
+    async up(runner: QueryRunner): Promise<void> {
+      await runner.query(`CREATE SCHEMA IF NOT EXISTS ${t.schema}`);
+      await runner.query(`CREATE TABLE ${t.streams} (
+        stream_id text PRIMARY KEY,
+        stream_type text NOT NULL,
+        version integer NOT NULL
+      )`);
+      await runner.query(`CREATE TABLE ${t.events} (
+        global_position bigserial PRIMARY KEY,
+        stream_id text NOT NULL REFERENCES ${t.streams} (stream_id),
+        stream_version integer NOT NULL,
+        event_id uuid NOT NULL,
+        type text NOT NULL,
+        schema_version integer NOT NULL DEFAULT 1,
+        data jsonb NOT NULL,
+        metadata jsonb NOT NULL,
+        transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT ${EVENT_ID_CONSTRAINT} UNIQUE (event_id),
+        CONSTRAINT events_stream_id_stream_version_key UNIQUE (stream_id, stream_version)
+      )`);
+      // Tails read in (transaction_id, global_position) order; see event-tail.ts.
+      await runner.query(
+        `CREATE INDEX events_transaction_id_global_position_idx ON ${t.events} (transaction_id, global_position)`,
+      );
+      await runner.query(`CREATE TABLE ${t.checkpoints} (
+        name text PRIMARY KEY,
+        position bigint NOT NULL,
+        transaction_id xid8 NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    }
+
+    async down(runner: QueryRunner): Promise<void> {
+      await runner.query(`DROP TABLE ${t.checkpoints}`);
+      await runner.query(`DROP TABLE ${t.events}`);
+      await runner.query(`DROP TABLE ${t.streams}`);
+    }
+  };
+  // TypeORM falls back to the constructor name in some messages; keep it equal to the migration name.
+  Object.defineProperty(migration, 'name', { value: migrationName });
+  return migration;
+}

@@ -1,0 +1,89 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { StoredEvent } from './event.types';
+import { EVENT_COLUMNS, type EventRow, type EventStoreTables, eventStoreTables, toStoredEvent } from './event-store.sql';
+
+/** Where a tail has read up to: the last processed event's transaction id and global position. */
+export interface TailCheckpoint {
+  transactionId: string;
+  position: string;
+}
+
+export function checkpointOf(event: Pick<StoredEvent, 'transactionId' | 'globalPosition'>): TailCheckpoint {
+  return { transactionId: event.transactionId, position: event.globalPosition };
+}
+
+const ORIGIN: TailCheckpoint = { transactionId: '0', position: '0' };
+
+/**
+ * Reads committed events in an order no later commit can insert into.
+ *
+ * `global_position` comes from a sequence, taken at insert time but visible only at commit, so a reader
+ * that remembers "the highest position seen" skips whatever an older, slower transaction commits later.
+ * Instead events are ordered by (transaction_id, global_position) and only transactions older than every
+ * transaction still running (`pg_snapshot_xmin`) are read: nothing can ever appear behind the checkpoint.
+ * The price: a long-running transaction anywhere in the cluster delays (never loses) tailing.
+ *
+ * Every method takes an optional manager, so a consumer can read and save its checkpoint on its own
+ * connection or inside the transaction that updates its read model.
+ */
+export class EventTail {
+  private readonly tables: EventStoreTables;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    schema: string,
+  ) {
+    this.tables = eventStoreTables(schema);
+  }
+
+  async readAfter(checkpoint: TailCheckpoint | null, limit: number, manager?: EntityManager): Promise<StoredEvent[]> {
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`limit must be a positive integer, got ${limit}`);
+    const from = checkpoint ?? ORIGIN;
+    const rows: EventRow[] = await (manager ?? this.dataSource.manager).query(
+      `SELECT ${EVENT_COLUMNS}
+         FROM ${this.tables.events} e JOIN ${this.tables.streams} s ON s.stream_id = e.stream_id
+        WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+          AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY e.transaction_id, e.global_position
+        LIMIT $3`,
+      [from.transactionId, from.position, limit],
+    );
+    return rows.map(toStoredEvent);
+  }
+
+  async loadCheckpoint(name: string, manager?: EntityManager): Promise<TailCheckpoint | null> {
+    const rows: { transaction_id: string; position: string }[] = await (manager ?? this.dataSource.manager).query(
+      `SELECT transaction_id::text AS transaction_id, position::text AS position
+         FROM ${this.tables.checkpoints} WHERE name = $1`,
+      [name],
+    );
+    return rows.length === 0 ? null : { transactionId: rows[0].transaction_id, position: rows[0].position };
+  }
+
+  /** Only moves forward: a late or duplicate save never rewinds a checkpoint (delete the row to replay). */
+  async saveCheckpoint(
+    name: string,
+    event: Pick<StoredEvent, 'transactionId' | 'globalPosition'>,
+    manager?: EntityManager,
+  ): Promise<void> {
+    await (manager ?? this.dataSource.manager).query(
+      `INSERT INTO ${this.tables.checkpoints} AS c (name, position, transaction_id, updated_at)
+       VALUES ($1, $2::bigint, $3::xid8, now())
+       ON CONFLICT (name) DO UPDATE
+          SET position = EXCLUDED.position, transaction_id = EXCLUDED.transaction_id, updated_at = now()
+        WHERE (c.transaction_id, c.position) < (EXCLUDED.transaction_id, EXCLUDED.position)`,
+      [name, event.globalPosition, event.transactionId],
+    );
+  }
+
+  /** Committed events after the checkpoint, including those still held back behind a running transaction. */
+  async countAfter(checkpoint: TailCheckpoint | null, manager?: EntityManager): Promise<number> {
+    const from = checkpoint ?? ORIGIN;
+    const rows: { n: number }[] = await (manager ?? this.dataSource.manager).query(
+      `SELECT count(*)::int AS n FROM ${this.tables.events}
+        WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)`,
+      [from.transactionId, from.position],
+    );
+    return rows[0].n;
+  }
+}

@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import { subjectsFor } from '@interns/contracts';
+import { openDatabase } from '@interns/database';
+import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
+import type { StoredEvent } from './event.types';
+import { eventStoreMigration } from './event-store.migration';
+import { checkpointOf, EventTail } from './event-tail';
+import { OutboxRelay, type OutboxRelayOptions, type RelayedEventMessage } from './outbox-relay';
+import { PostgresEventStore } from './postgres-event-store';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const GRACEFUL = 'relay_graceful';
+const KILLED = 'relay_killed';
+
+async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 8_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+describe('OutboxRelay', () => {
+  const subjects = subjectsFor(testNatsPrefix());
+  const createdStreams = new Set<string>();
+  const warnings: string[] = [];
+  const logger = { log: () => undefined, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+  const relays: OutboxRelay[] = [];
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await openDatabase({
+      url: db.url,
+      schema: GRACEFUL,
+      migrations: [eventStoreMigration(GRACEFUL, 1700000000100), eventStoreMigration(KILLED, 1700000000101)],
+      applicationName: 'outbox-relay.int.spec',
+      migrate: true,
+    });
+    nc = await connect({ servers: NATS_URL, name: 'outbox-relay.int.spec' });
+    jsm = await jetstreamManager(nc);
+  });
+
+  afterEach(async () => {
+    await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+  });
+
+  afterAll(async () => {
+    for (const name of createdStreams) await jsm?.streams.delete(name).catch(() => undefined);
+    await nc?.close();
+    await dataSource?.destroy();
+    await db?.drop();
+  });
+
+  function relay(options: Partial<OutboxRelayOptions> & Pick<OutboxRelayOptions, 'schema' | 'streamName'>) {
+    createdStreams.add(options.streamName);
+    const created = new OutboxRelay({
+      dataSource,
+      nats: nc,
+      streamSubjects: [subjects.eventsOf('lifecycle')],
+      subjectFor: (event) => subjects.event('lifecycle', event.type),
+      checkpointName: 'jetstream',
+      pollIntervalMs: 10,
+      batchSize: 4,
+      logger,
+      ...options,
+    });
+    relays.push(created);
+    return created;
+  }
+
+  /** Appends `count` events, one transaction each, spread over a few streams; returns them in commit order. */
+  function appender(schema: string) {
+    const store = new PostgresEventStore(dataSource, { schema });
+    const versions = new Map<string, number>();
+    const streams = Array.from({ length: 3 }, () => `intern-${randomUUID()}`);
+    const all: StoredEvent[] = [];
+    return {
+      all,
+      async append(count: number) {
+        for (let i = 0; i < count; i++) {
+          const streamId = streams[all.length % streams.length];
+          const version = versions.get(streamId) ?? 0;
+          const { events } = await store.appendToStream(streamId, 'intern', version, [
+            {
+              type: 'intern-renamed',
+              data: { n: all.length },
+              metadata: { correlation_id: randomUUID(), causation_id: null, actor: 'spec' },
+            },
+          ]);
+          versions.set(streamId, version + 1);
+          all.push(...events);
+        }
+      },
+    };
+  }
+
+  /** Everything in the JetStream stream, read with an ordered consumer. */
+  async function readBack(streamName: string) {
+    const { state } = await jsm.streams.info(streamName);
+    const consumer = await jetstream(nc).consumers.get(streamName);
+    const messages = await consumer.fetch({ max_messages: state.messages, expires: 2_000 });
+    const read: { body: RelayedEventMessage; msgId: string | undefined; subject: string }[] = [];
+    for await (const message of messages) {
+      read.push({ body: message.json<RelayedEventMessage>(), msgId: message.headers?.get('Nats-Msg-Id'), subject: message.subject });
+    }
+    return { stored: state.messages, read };
+  }
+
+  function expectExactlyOnceInOrder(read: { body: RelayedEventMessage; msgId?: string }[], appended: StoredEvent[]) {
+    expect(read.map((m) => m.body.event_id)).toEqual(appended.map((e) => e.eventId));
+    expect(read.map((m) => m.msgId)).toEqual(appended.map((e) => e.eventId));
+  }
+
+  it('publishes every event exactly once across a failed batch, a graceful stop midway and a new instance', async () => {
+    const streamName = subjects.eventStreamName('lifecycle');
+    const events = appender(GRACEFUL);
+    const tail = new EventTail(dataSource, GRACEFUL);
+    await events.append(20);
+
+    let subjectCalls = 0;
+    let stopping: Promise<void> | undefined;
+    const first: OutboxRelay = relay({
+      schema: GRACEFUL,
+      streamName,
+      subjectFor: (event) => {
+        subjectCalls += 1;
+        // Batch 2 fails after publishing two of its events: the retry republishes them (deduped by msgID).
+        if (subjectCalls === 7) throw new Error('simulated publish failure');
+        // Stop requested in the middle of batch 3 (events 9..12): that batch still completes.
+        if (event.eventId === events.all[9].eventId) stopping = first.stop();
+        return subjects.event('lifecycle', event.type);
+      },
+    });
+    await first.start();
+    await eventually(() => stopping !== undefined, 'the first relay to reach event 10');
+    await stopping;
+
+    expect(first.isLeader).toBe(false);
+    expect(warnings.some((w) => w.includes('simulated publish failure'))).toBe(true);
+    expect(await tail.loadCheckpoint('jetstream')).toEqual(checkpointOf(events.all[11]));
+    expect(await first.lag()).toBe(8);
+    expect((await jsm.streams.info(streamName)).state.messages).toBe(12);
+
+    await events.append(5);
+    const second = relay({ schema: GRACEFUL, streamName });
+    await second.start();
+    await eventually(async () => (await second.lag()) === 0, 'the second relay to catch up');
+    await second.stop();
+
+    const { stored, read } = await readBack(streamName);
+    expect(stored).toBe(25);
+    expectExactlyOnceInOrder(read, events.all);
+    const last = events.all[24];
+    expect(read[24]).toEqual({
+      subject: subjects.event('lifecycle', 'intern-renamed'),
+      msgId: last.eventId,
+      body: {
+        event_id: last.eventId,
+        type: last.type,
+        stream_id: last.streamId,
+        stream_version: last.streamVersion,
+        schema_version: 1,
+        data: last.data,
+        metadata: last.metadata,
+        created_at: last.createdAt.toISOString(),
+      },
+    });
+    expect(await tail.loadCheckpoint('jetstream')).toEqual(checkpointOf(last));
+  });
+
+  it('recovers from a relay killed mid-batch; of two replicas only one publishes, the other takes over', async () => {
+    const streamName = `${subjects.eventStreamName('runs')}_killed`;
+    const streamSubjects = [subjects.eventsOf('runs')];
+    const subjectFor = (event: StoredEvent) => subjects.event('runs', event.type);
+    const events = appender(KILLED);
+    const tail = new EventTail(dataSource, KILLED);
+    await events.append(10);
+
+    // The killed instance loses its broker connection after publishing part of its second batch.
+    const doomed = await connect({ servers: NATS_URL, name: 'outbox-relay.int.spec doomed' });
+    const killed = relay({
+      schema: KILLED,
+      streamName,
+      streamSubjects,
+      nats: doomed,
+      subjectFor: (event) => {
+        if (event.eventId === events.all[6].eventId) void doomed.close();
+        return subjectFor(event);
+      },
+    });
+    await killed.start();
+    await eventually(() => doomed.isClosed(), 'the doomed connection to close');
+    await eventually(async () => (await jsm.streams.info(streamName)).state.messages >= 6, 'the partial batch');
+    await sleep(50); // it keeps failing and backing off, without dying
+    await killed.stop();
+    expect(await tail.loadCheckpoint('jetstream')).toEqual(checkpointOf(events.all[3]));
+    const publishedBeforeKill = (await jsm.streams.info(streamName)).state.messages;
+    expect(publishedBeforeKill).toBeGreaterThan(4); // some events went out without a checkpoint
+
+    const [a, b] = [
+      relay({ schema: KILLED, streamName, streamSubjects, subjectFor }),
+      relay({ schema: KILLED, streamName, streamSubjects, subjectFor }),
+    ];
+    await Promise.all([a.start(), b.start()]);
+    await events.append(6);
+    await eventually(async () => (await a.lag()) === 0, 'the replicas to catch up');
+    expect([a.isLeader, b.isLeader].filter(Boolean)).toHaveLength(1);
+
+    const [leader, standby] = a.isLeader ? [a, b] : [b, a];
+    await leader.stop();
+    await events.append(3);
+    await eventually(async () => (await standby.lag()) === 0, 'the standby to take over');
+    expect(standby.isLeader).toBe(true);
+    await standby.stop();
+
+    const { stored, read } = await readBack(streamName);
+    expect(stored).toBe(19);
+    expectExactlyOnceInOrder(read, events.all);
+    expect(await tail.loadCheckpoint('jetstream')).toEqual(checkpointOf(events.all[18]));
+  });
+
+  it('start() is idempotent when replicas create the stream at the same moment', async () => {
+    const streamName = `${subjects.eventStreamName('analytics')}_race`;
+    const replicas = Array.from({ length: 3 }, () =>
+      relay({
+        schema: KILLED,
+        streamName,
+        streamSubjects: [subjects.eventsOf('analytics')],
+        subjectFor: (event) => subjects.event('analytics', event.type),
+        checkpointName: 'race',
+      }),
+    );
+    await Promise.all(replicas.map((replica) => replica.start()));
+    const info = await jsm.streams.info(streamName);
+    expect(info.config.subjects).toEqual([subjects.eventsOf('analytics')]);
+  });
+});

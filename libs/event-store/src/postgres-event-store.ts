@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ConcurrencyError } from './concurrency.error';
+import type { NewEvent, StoredEvent } from './event.types';
+import {
+  EVENT_COLUMNS,
+  EVENT_ID_CONSTRAINT,
+  type EventRow,
+  type EventStoreTables,
+  eventStoreTables,
+  pgErrorFields,
+  toStoredEvent,
+  UNIQUE_VIOLATION,
+} from './event-store.sql';
+import { type Upcaster, upcasterChain, type UpcastFn } from './upcaster';
+
+/** Updates a read model inside the append's transaction; throwing rolls the append back. */
+export type InlineProjection = (manager: EntityManager, events: StoredEvent[]) => Promise<void>;
+
+export interface EventStoreOptions {
+  schema: string;
+  projections?: InlineProjection[];
+  /** Applied by `readStream`; appends store what they are given. */
+  upcasters?: Upcaster[];
+}
+
+export interface AppendOptions {
+  /** Runs after the inline projections with the same transaction (e.g. a process manager's bookkeeping). */
+  inTransaction?: (manager: EntityManager, stored: StoredEvent[]) => Promise<void>;
+}
+
+export interface AppendResult {
+  /** The stream's version after this append (the version of its last event). */
+  nextVersion: number;
+  events: StoredEvent[];
+}
+
+export interface StreamSnapshot {
+  /** 0 when the stream does not exist. */
+  version: number;
+  events: StoredEvent[];
+}
+
+interface PreparedEvent {
+  eventId: string;
+  type: string;
+  schemaVersion: number;
+  streamVersion: number;
+  dataJson: string;
+  metadataJson: string;
+}
+
+/**
+ * Streams with optimistic concurrency on PostgreSQL. Every append is one `dataSource.transaction`:
+ * claim the next version (conditional write on `streams`), insert the events, run inline projections.
+ */
+export class PostgresEventStore {
+  private readonly tables: EventStoreTables;
+  private readonly projections: InlineProjection[];
+  private readonly upcast: UpcastFn;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    options: EventStoreOptions,
+  ) {
+    this.tables = eventStoreTables(options.schema);
+    this.projections = options.projections ?? [];
+    this.upcast = upcasterChain(options.upcasters ?? []);
+  }
+
+  async readStream(streamId: string): Promise<StreamSnapshot> {
+    // One statement, so the version and the events come from the same snapshot.
+    const rows: (EventRow & { head: number })[] = await this.dataSource.query(
+      `SELECT s.version AS head, ${EVENT_COLUMNS}
+         FROM ${this.tables.streams} s
+         JOIN ${this.tables.events} e ON e.stream_id = s.stream_id
+        WHERE s.stream_id = $1
+        ORDER BY e.stream_version`,
+      [streamId],
+    );
+    if (rows.length === 0) return { version: 0, events: [] };
+    return { version: rows[0].head, events: rows.map((row) => this.upcast(toStoredEvent(row))) };
+  }
+
+  async appendToStream(
+    streamId: string,
+    streamType: string,
+    expectedVersion: number,
+    events: NewEvent[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    if (!Number.isInteger(expectedVersion) || expectedVersion < 0) {
+      throw new Error(`expectedVersion must be a non-negative integer, got ${expectedVersion}`);
+    }
+    if (events.length === 0) return { nextVersion: expectedVersion, events: [] };
+    const prepared = events.map((event, index) => prepare(event, expectedVersion + index + 1));
+    // Only a caller-chosen id can already exist; fresh UUIDs never do.
+    const replayKey = events[0].eventId !== undefined ? prepared[0].eventId : null;
+    const nextVersion = expectedVersion + events.length;
+
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        // A retry of an append that already committed: answer as the first time, write nothing.
+        const replay = replayKey && (await this.findCommitted(manager, streamId, replayKey, prepared));
+        if (replay) return replay;
+
+        if (!(await this.claimVersion(manager, streamId, streamType, expectedVersion, nextVersion))) {
+          // Read committed: this statement sees whatever the append we waited for committed.
+          const raced = replayKey && (await this.findCommitted(manager, streamId, replayKey, prepared));
+          if (raced) return raced;
+          throw new ConcurrencyError(streamId, expectedVersion, await this.currentVersion(manager, streamId));
+        }
+
+        const stored = await this.insertEvents(manager, streamId, streamType, prepared);
+        for (const projection of this.projections) await projection(manager, stored);
+        if (options.inTransaction) await options.inTransaction(manager, stored);
+        return { nextVersion, events: stored };
+      });
+    } catch (error) {
+      // Safety net for a duplicate that slipped past both checks (e.g. a concurrent retry): same outcome.
+      if (replayKey && this.isEventIdConflict(error)) {
+        const replay = await this.findCommitted(this.dataSource.manager, streamId, replayKey, prepared);
+        if (replay) return replay;
+      }
+      throw error;
+    }
+  }
+
+  /** 0 rows claimed means another writer got there first (or the stream is not at `expectedVersion`). */
+  private async claimVersion(
+    manager: EntityManager,
+    streamId: string,
+    streamType: string,
+    expectedVersion: number,
+    nextVersion: number,
+  ): Promise<boolean> {
+    if (expectedVersion === 0) {
+      const inserted: unknown[] = await manager.query(
+        `INSERT INTO ${this.tables.streams} (stream_id, stream_type, version) VALUES ($1, $2, $3)
+         ON CONFLICT (stream_id) DO NOTHING RETURNING 1`,
+        [streamId, streamType, nextVersion],
+      );
+      return inserted.length === 1;
+    }
+    // For UPDATE, TypeORM's postgres driver returns [rows, affectedCount].
+    const [, affected]: [unknown[], number] = await manager.query(
+      `UPDATE ${this.tables.streams} SET version = $3 WHERE stream_id = $1 AND version = $2`,
+      [streamId, expectedVersion, nextVersion],
+    );
+    return affected === 1;
+  }
+
+  private async currentVersion(manager: EntityManager, streamId: string): Promise<number> {
+    const rows: { version: number }[] = await manager.query(
+      `SELECT version FROM ${this.tables.streams} WHERE stream_id = $1`,
+      [streamId],
+    );
+    return rows[0]?.version ?? 0;
+  }
+
+  private async insertEvents(
+    manager: EntityManager,
+    streamId: string,
+    streamType: string,
+    prepared: PreparedEvent[],
+  ): Promise<StoredEvent[]> {
+    const params: unknown[] = [streamId];
+    const values = prepared.map((event) => {
+      params.push(event.streamVersion, event.eventId, event.type, event.schemaVersion, event.dataJson, event.metadataJson);
+      const n = params.length;
+      return `($1, $${n - 5}::int, $${n - 4}::uuid, $${n - 3}, $${n - 2}::int, $${n - 1}::jsonb, $${n}::jsonb)`;
+    });
+    const rows: { global_position: string; transaction_id: string; stream_version: number; created_at: Date }[] =
+      await manager.query(
+        `INSERT INTO ${this.tables.events}
+           (stream_id, stream_version, event_id, type, schema_version, data, metadata)
+         VALUES ${values.join(', ')}
+         RETURNING global_position::text AS global_position, transaction_id::text AS transaction_id,
+                   stream_version, created_at`,
+        params,
+      );
+    const byVersion = new Map(rows.map((row) => [row.stream_version, row]));
+    return prepared.map((event) => {
+      const row = byVersion.get(event.streamVersion);
+      if (!row) throw new Error(`insert returned no row for ${streamId}@${event.streamVersion}`);
+      return {
+        globalPosition: row.global_position,
+        transactionId: row.transaction_id,
+        streamId,
+        streamType,
+        streamVersion: event.streamVersion,
+        eventId: event.eventId,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        // Parsed back from the stored JSON so callers see exactly what readers will see.
+        data: JSON.parse(event.dataJson),
+        metadata: JSON.parse(event.metadataJson),
+        createdAt: row.created_at,
+      };
+    });
+  }
+
+  /** The already committed events of this batch when its first event id is stored, else null. */
+  private async findCommitted(
+    manager: EntityManager,
+    streamId: string,
+    firstEventId: string,
+    prepared: PreparedEvent[],
+  ): Promise<AppendResult | null> {
+    const rows: EventRow[] = await manager.query(
+      `SELECT ${EVENT_COLUMNS}
+         FROM ${this.tables.events} e JOIN ${this.tables.streams} s ON s.stream_id = e.stream_id
+        WHERE e.event_id = ANY($1::uuid[])
+        ORDER BY e.global_position`,
+      [prepared.map((event) => event.eventId)],
+    );
+    const first = rows.find((row) => row.event_id === firstEventId);
+    if (!first) return null;
+    if (first.stream_id !== streamId) {
+      throw new Error(`event id ${firstEventId} was already appended to stream "${first.stream_id}", not "${streamId}"`);
+    }
+    const events = rows.filter((row) => row.stream_id === streamId).map(toStoredEvent);
+    return { nextVersion: events[events.length - 1].streamVersion, events };
+  }
+
+  private isEventIdConflict(error: unknown): boolean {
+    const fields = pgErrorFields(error);
+    return (
+      fields.code === UNIQUE_VIOLATION &&
+      fields.constraint === EVENT_ID_CONSTRAINT &&
+      `"${fields.schema}"` === this.tables.schema
+    );
+  }
+}
+
+function prepare(event: NewEvent, streamVersion: number): PreparedEvent {
+  return {
+    eventId: event.eventId ?? randomUUID(),
+    type: event.type,
+    schemaVersion: event.schemaVersion ?? 1,
+    streamVersion,
+    dataJson: JSON.stringify(event.data),
+    metadataJson: JSON.stringify(event.metadata),
+  };
+}
