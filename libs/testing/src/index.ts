@@ -1,2 +1,3 @@
 export * from './test-database';
 export * from './service-process';
+export * from './platform';

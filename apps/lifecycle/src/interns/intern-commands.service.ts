@@ -47,8 +47,16 @@ export class InternCommandsService {
       try {
         return await this.createOnce(request);
       } catch (error) {
-        // A concurrent request with the same key committed first: answer as its replay.
-        if (error instanceof IdempotencyRace && attempt < 3) continue;
+        // A concurrent request with the same key committed first (it may win on the key or, with the
+        // same body, on the name): answer as its replay.
+        const lostToTwin =
+          error instanceof IdempotencyRace ||
+          (request.idempotencyKey !== null && error instanceof DomainError && error.reason === 'name_taken');
+        if (lostToTwin && attempt < 3) {
+          const replay = await this.findReplay(request);
+          if (replay) return replay;
+          if (error instanceof IdempotencyRace) continue;
+        }
         throw error;
       }
     }

@@ -1,0 +1,163 @@
+import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, startServiceProcess, ServiceProcess } from './service-process';
+import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
+
+const run = promisify(execFile);
+export const PLATFORM_SERVICES = ['lifecycle', 'runs', 'analytics', 'gateway'] as const;
+export type PlatformService = (typeof PLATFORM_SERVICES)[number];
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON when the answer is JSON, else the text. */
+  body: T;
+  text: string;
+  raw: Buffer;
+}
+
+export interface ApiRequest {
+  method?: string;
+  /** Bearer credential. */
+  token?: string;
+  /** A JSON value (serialized with content-type application/json) or a raw string/Buffer. */
+  json?: unknown;
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The whole system as real processes (built dist/), on its own database, NATS prefix, DATA_DIR and ports,
+ * for end-to-end tests. Everything is torn down by `stop()`.
+ */
+export class Platform {
+  private readonly processes = new Map<PlatformService, ServiceProcess>();
+
+  private constructor(
+    readonly database: TestDatabase,
+    readonly env: Record<string, string>,
+    private readonly ports: Record<PlatformService, number>,
+    private readonly dataDir: string,
+  ) {}
+
+  static async start(options: { env?: Record<string, string>; services?: PlatformService[] } = {}): Promise<Platform> {
+    const database = await createTestDatabase();
+    const dataDir = await mkdtemp(join(tmpdir(), 'interns-e2e-'));
+    const ports = {
+      lifecycle: await freePort(),
+      runs: await freePort(),
+      analytics: await freePort(),
+      gateway: await freePort(),
+    };
+    const env: Record<string, string> = {
+      DATABASE_URL: database.url,
+      NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+      NATS_PREFIX: testNatsPrefix(),
+      DATA_DIR: dataDir,
+      GATEWAY_PORT: String(ports.gateway),
+      LIFECYCLE_PORT: String(ports.lifecycle),
+      RUNS_PORT: String(ports.runs),
+      ANALYTICS_PORT: String(ports.analytics),
+      PUBLIC_HOST: 'localhost',
+      ...options.env,
+    };
+    const platform = new Platform(database, env, ports, dataDir);
+    try {
+      // Services migrate their own schemas; starting them in parallel also proves the migration lock.
+      await Promise.all((options.services ?? PLATFORM_SERVICES).map((service) => platform.startService(service)));
+    } catch (error) {
+      await platform.stop();
+      throw error;
+    }
+    return platform;
+  }
+
+  get gatewayUrl(): string {
+    return `http://127.0.0.1:${this.ports.gateway}`;
+  }
+
+  process(service: PlatformService): ServiceProcess {
+    const found = this.processes.get(service);
+    if (!found) throw new Error(`${service} is not running`);
+    return found;
+  }
+
+  async startService(service: PlatformService): Promise<ServiceProcess> {
+    const started = await startServiceProcess({
+      entry: resolve('dist/apps', service, 'src/main.js'),
+      port: this.ports[service],
+      env: this.env,
+    });
+    this.processes.set(service, started);
+    return started;
+  }
+
+  async stopService(service: PlatformService, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const running = this.processes.get(service);
+    if (!running) return;
+    await running.stop(signal);
+    this.processes.delete(service);
+  }
+
+  /** Runs the admin command with this platform's environment; resolves to its JSON output. */
+  async admin<T = unknown>(...args: string[]): Promise<T> {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...this.env };
+    delete env.NODE_OPTIONS;
+    const { stdout } = await run(process.execPath, [resolve('dist/apps/admin/src/main.js'), ...args], { env });
+    return JSON.parse(stdout) as T;
+  }
+
+  async applyIdentities(file: unknown): Promise<void> {
+    const path = join(this.dataDir, `identities-${Date.now()}-${Math.random()}.json`);
+    await writeFile(path, JSON.stringify(file));
+    await this.admin('apply', path);
+  }
+
+  /** One HTTP request to the gateway (node:http, so a Host header can be set as a client would). */
+  api<T = any>(path: string, request: ApiRequest = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...request.headers };
+    if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
+    let body: string | Buffer | undefined;
+    if (request.json !== undefined) {
+      body = JSON.stringify(request.json);
+      headers['content-type'] ??= 'application/json';
+    } else if (request.raw !== undefined) {
+      body = request.raw;
+    }
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    return new Promise((done, fail) => {
+      const outgoing = httpRequest(
+        `${this.gatewayUrl}${path}`,
+        { method: request.method ?? (body === undefined ? 'GET' : 'POST'), headers },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          incoming.on('error', fail);
+          incoming.on('end', () => {
+            const raw = Buffer.concat(chunks);
+            const text = raw.toString('utf8');
+            const responseHeaders = new Headers();
+            for (const [name, value] of Object.entries(incoming.headers)) {
+              if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+            }
+            const isJson = (responseHeaders.get('content-type') ?? '').includes('application/json');
+            done({ status: incoming.statusCode ?? 0, headers: responseHeaders, body: (isJson ? JSON.parse(text) : text) as T, text, raw });
+          });
+        },
+      );
+      outgoing.on('error', fail);
+      outgoing.end(body);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.processes.values()].map((p) => p.stop('SIGTERM').catch(() => p.kill())));
+    this.processes.clear();
+    await this.database.drop();
+    await rm(this.dataDir, { recursive: true, force: true });
+  }
+}
