@@ -358,3 +358,30 @@ describe('intern keys', () => {
     expect((await create(key, { name: uniqueName() })).body).toEqual(refusal(404, 'not_found'));
   });
 });
+
+describe('integration events', () => {
+  it('reach JetStream through the outbox relay, once each, with the request correlation id', async () => {
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstream } = await import('@nats-io/jetstream');
+    const created = await create(KEYS.alice, { name: uniqueName('relayed') });
+    const correlationId = created.headers.get('x-correlation-id');
+    const nc = await connect({ servers: platform.env.NATS_URL });
+    try {
+      const stream = `${platform.env.NATS_PREFIX}_lifecycle_events`;
+      const consumer = await jetstream(nc).consumers.get(stream, {
+        filter_subjects: `${platform.env.NATS_PREFIX}.evt.lifecycle.intern-created`,
+      });
+      const seen: { data: { internId: string }; metadata: { correlation_id: string }; event_id: string }[] = [];
+      const deadline = Date.now() + 10_000;
+      while (!seen.some((e) => e.data.internId === created.body.id) && Date.now() < deadline) {
+        const batch = await consumer.fetch({ max_messages: 500, expires: 1000 });
+        for await (const message of batch) seen.push(message.json());
+      }
+      const mine = seen.filter((e) => e.data.internId === created.body.id);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]!.metadata.correlation_id).toBe(correlationId);
+    } finally {
+      await nc.close();
+    }
+  });
+});

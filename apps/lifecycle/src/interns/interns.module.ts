@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { PostgresEventStore } from '@interns/event-store';
 import type { ServiceDeps } from '@interns/health';
+import { IntegrationEventsRelay } from '../integration-events/integration-events.relay';
 import { LIFECYCLE_SCHEMA } from '../migrations';
 import { CursorCodec } from './cursor';
 import { InternCommandsService } from './intern-commands.service';
@@ -15,6 +16,7 @@ export class InternsModule {
       module: InternsModule,
       controllers: [InternsNatsController],
       providers: [
+        IntegrationEventsRelay,
         {
           provide: PostgresEventStore,
           useFactory: () =>
