@@ -25,3 +25,6 @@ export interface RequestContext {
   correlationId: string;
   principal: Principal;
 }
+
+/** OAuth scopes the API knows (CONTRACT section 1). */
+export const OAUTH_SCOPES = { interns: 'interns', vaultRead: 'vault:read' } as const;

@@ -118,6 +118,7 @@ export class Platform {
   }
 
   /** One HTTP request to the gateway (node:http, so a Host header can be set as a client would). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
   api<T = any>(path: string, request: ApiRequest = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...request.headers };
     if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;

@@ -379,7 +379,7 @@ describe('integration events', () => {
       }
       const mine = seen.filter((e) => e.data.internId === created.body.id);
       expect(mine).toHaveLength(1);
-      expect(mine[0]!.metadata.correlation_id).toBe(correlationId);
+      expect(mine[0]?.metadata.correlation_id).toBe(correlationId);
     } finally {
       await nc.close();
     }

@@ -1,0 +1,71 @@
+import { ArgumentsHost, Catch, HttpException, Inject, Logger } from '@nestjs/common';
+import { BaseExceptionFilter } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '@interns/contracts';
+import type { PlatformConfig } from '@interns/contracts';
+import {
+  HttpError,
+  RemoteServiceError,
+  RpcTimeoutError,
+  RpcUnavailableError,
+  toHttpError,
+} from '@interns/messaging';
+import { GATEWAY_CONFIG } from './gateway.tokens';
+import { apiErrorForStatus, sendHttpError } from './http-error.reply';
+
+/** Paths that keep Nest's own answers (terminus' 503 body on readiness); everything else is the API's. */
+const OPERATIONAL_PATHS = ['/health/', '/metrics'];
+
+/**
+ * The one error path of the HTTP surface: thrown exceptions, Fastify's own errors (body limit, bad
+ * framing; Nest maps them to HttpException) and Nest's not-found handler all answer the envelope of
+ * CONTRACT section 2, with `Retry-After` on retryable reasons. Nest's default bodies never reach a client
+ * of the API. An unknown method on a known path is a 404 `not_found` like any unknown route (Fastify
+ * routes by method and path and has no 405; the contract has no reason for one).
+ */
+@Catch()
+export class ApiExceptionFilter extends BaseExceptionFilter {
+  private readonly logger = new Logger('HttpErrors');
+
+  constructor(@Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig) {
+    super();
+  }
+
+  override catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    if (OPERATIONAL_PATHS.some((prefix) => request.url.startsWith(prefix))) {
+      super.catch(exception, host);
+      return;
+    }
+    const error = this.toApiError(exception, request);
+    if (reply.sent) return;
+    sendHttpError(reply, error);
+  }
+
+  private toApiError(exception: unknown, request: FastifyRequest): HttpError {
+    const correlationId = request.gateway?.correlationId ?? '-';
+    const deadlineMs = request.gateway?.routeDeadlineMs ?? this.config.lifecycleRouteDeadlineMs;
+    if (exception instanceof HttpException) return this.fromHttpException(exception, deadlineMs, correlationId);
+    if (exception instanceof DomainError || exception instanceof RemoteServiceError) {
+      return toHttpError(exception, deadlineMs);
+    }
+    if (exception instanceof RpcTimeoutError || exception instanceof RpcUnavailableError) {
+      this.logger.warn(`${request.method} ${request.url} correlation_id=${correlationId}: ${exception.message}`);
+      return toHttpError(exception, deadlineMs);
+    }
+    this.logger.error(
+      `${request.method} ${request.url} correlation_id=${correlationId}: ` +
+        (exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)),
+    );
+    return toHttpError(exception, deadlineMs);
+  }
+
+  /** Nest's and Fastify's errors carry only a status: each maps to the contract reason for it. */
+  private fromHttpException(exception: HttpException, deadlineMs: number, correlationId: string): HttpError {
+    const status = exception.getStatus();
+    if (status >= 500) this.logger.error(`correlation_id=${correlationId}: ${exception.stack ?? exception.message}`);
+    return apiErrorForStatus(status, exception.message, deadlineMs);
+  }
+}

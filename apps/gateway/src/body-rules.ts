@@ -1,0 +1,41 @@
+/**
+ * Body rules of CONTRACT section 4, decided by the gateway rather than by Fastify's parsers: one catch-all
+ * parser hands every body over as a Buffer (Fastify still enforces `bodyLimit`, so 413 comes first), and the
+ * route reads it with `jsonBodyOf`, which answers 415 for a non-empty body that is not `application/json`
+ * and 400 for anything that is not JSON. The onRequest hook keeps the Content-Type in the request state
+ * and takes the header off the request, so Fastify never refuses a media type on its own.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError } from '@interns/contracts';
+
+export function installRawBodyParser(fastify: FastifyInstance): void {
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+}
+
+/** `application/json`, with or without parameters such as `charset`. */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const semicolon = contentType.indexOf(';');
+  const essence = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  return essence === 'application/json';
+}
+
+function rawBodyOf(request: FastifyRequest): Buffer | null {
+  const body = request.body;
+  return Buffer.isBuffer(body) && body.length > 0 ? body : null;
+}
+
+/** The parsed JSON body of a route that requires one (create, update): 415, then 400, in that order. */
+export function jsonBodyOf(request: FastifyRequest): unknown {
+  const raw = rawBodyOf(request);
+  if (raw === null) throw new DomainError('invalid_body', 'body must be a JSON object');
+  if (!isJsonMediaType(request.gateway?.contentType)) {
+    throw new DomainError('unsupported_media_type', 'Content-Type must be application/json');
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new DomainError('invalid_body', 'body is not valid JSON');
+  }
+}

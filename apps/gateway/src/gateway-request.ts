@@ -1,0 +1,27 @@
+import type { Principal } from '@interns/contracts';
+
+/** What the gateway learns about a request before its handler runs; set by the onRequest hook. */
+export interface GatewayRequestState {
+  /** Minted per request; answered as `x-correlation-id`, logged, and carried by every RPC. */
+  correlationId: string;
+  /** `performance.now()` at arrival: route deadlines are measured from here. */
+  arrivedAt: number;
+  /** The deadline of the route the request is on (quoted by its 408). */
+  routeDeadlineMs: number;
+  /** Set once checks 1-5 of CONTRACT section 1 passed. */
+  principal: Principal | null;
+  /**
+   * The request's Content-Type as sent. The hook takes the header off the request so Fastify never
+   * judges media types itself: the body rules decide 415 versus 400 (see body-rules.ts).
+   */
+  contentType: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** null only for requests the gateway's hook never saw (the router turned them away first). */
+    gateway: GatewayRequestState | null;
+  }
+}
+
+export const CORRELATION_ID_HEADER = 'x-correlation-id';

@@ -1,0 +1,123 @@
+import type { AddressInfo } from 'node:net';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { DataSource } from 'typeorm';
+import { MAX_BODY_BYTES, PlatformConfig } from '@interns/contracts';
+import { openDatabase } from '@interns/database';
+import { natsReadiness } from '@interns/health';
+import { CredentialResolver, IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
+import { connectNats, RpcClient } from '@interns/messaging';
+import { answerFrameworkError } from './framework-errors';
+import { GatewayModule } from './gateway.module';
+import { GatewayDependencies } from './gateway.tokens';
+
+/**
+ * Route parameters longer than find-my-way's default (100) would be answered 414 by the router before
+ * any check runs; a long bogus intern id must get the check order and then 404 like any other.
+ */
+const MAX_PARAM_LENGTH = 8192;
+
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  deps: GatewayDependencies;
+  /** The bound port (the configured one unless that was 0). */
+  port: number;
+  /** Closes HTTP (in-flight requests finish), drains NATS, then ends the pool. */
+  close(): Promise<void>;
+}
+
+export interface StartGatewayOptions {
+  /** Nest log levels; default log, warn, error, fatal (debug adds a line per request). */
+  logLevels?: LogLevel[];
+}
+
+export const DEFAULT_LOG_LEVELS: LogLevel[] = ['log', 'warn', 'error', 'fatal'];
+
+async function closeConnections(nats: NatsConnection | null, dataSource: DataSource | null): Promise<void> {
+  if (nats !== null && !nats.isClosed()) await nats.drain().catch(() => nats.close());
+  if (dataSource?.isInitialized) await dataSource.destroy();
+}
+
+/**
+ * Opens what the process shares (the identity schema's pool, one NATS connection, one RPC client, the
+ * credential resolver with its cache), builds the Nest app on Fastify and listens on 0.0.0.0.
+ * The health lib's `bootstrapService` is not used: the gateway needs its own adapter options
+ * (body limit, no proxy trust, no middleware layer, long route parameters) and serves no NATS handlers.
+ */
+export async function startGateway(config: PlatformConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  let dataSource: DataSource | null = null;
+  let nats: NatsConnection | null = null;
+  let deps: GatewayDependencies;
+  try {
+    dataSource = await openDatabase({
+      url: config.databaseUrl,
+      schema: IDENTITY_SCHEMA,
+      migrations: identityMigrations,
+      applicationName: 'gateway',
+      migrate: config.runMigrations,
+    });
+    nats = await connectNats({ url: config.natsUrl, name: 'gateway' });
+    natsReadiness(nats);
+    const resolver = new CredentialResolver({
+      dataSource,
+      cacheTtlMs: config.authCacheTtlMs,
+      oidc: {
+        issuer: config.oidcIssuer,
+        jwksUrl: config.oidcJwksUrl,
+        jwksFile: config.oidcJwksFile,
+        dataDir: config.dataDir,
+      },
+    });
+    deps = { config, dataSource, nats, rpc: new RpcClient(nats), resolver };
+  } catch (error) {
+    await closeConnections(nats, dataSource);
+    throw error;
+  }
+
+  let app: NestFastifyApplication | null = null;
+  try {
+    const adapter = new FastifyAdapter({
+      bodyLimit: MAX_BODY_BYTES,
+      trustProxy: false,
+      logger: false,
+      skipMiddie: true,
+      routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+      frameworkErrors: answerFrameworkError(config.lifecycleRouteDeadlineMs),
+    });
+    app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
+      bodyParser: false,
+      abortOnError: false,
+      logger: options.logLevels ?? DEFAULT_LOG_LEVELS,
+    });
+    await app.listen(config.gatewayPort, '0.0.0.0');
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await closeConnections(deps.nats, deps.dataSource);
+    throw error;
+  }
+
+  const running = app;
+  const port = (running.getHttpServer().address() as AddressInfo).port;
+  let closing: Promise<void> | null = null;
+  return {
+    app: running,
+    deps,
+    port,
+    close() {
+      closing ??= (async () => {
+        await running.close();
+        await closeConnections(deps.nats, deps.dataSource);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** LOG_LEVEL=debug adds the per-request debug line; verbose adds Nest's verbose output too. */
+export function logLevelsFrom(value: string | undefined): LogLevel[] {
+  if (value === 'verbose') return [...DEFAULT_LOG_LEVELS, 'debug', 'verbose'];
+  if (value === 'debug') return [...DEFAULT_LOG_LEVELS, 'debug'];
+  return DEFAULT_LOG_LEVELS;
+}

@@ -1,0 +1,20 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import type { PlatformConfig } from '@interns/contracts';
+import type { CredentialResolver } from '@interns/identity';
+import type { RpcClient } from '@interns/messaging';
+
+/** What the gateway's Nest module is built from: opened once per process by the bootstrap, never per request. */
+export interface GatewayDependencies {
+  config: PlatformConfig;
+  /** The `identity` schema (read by the resolver; probed by readiness). */
+  dataSource: DataSource;
+  /** The process's one NATS connection, shared by the RPC client and readiness. */
+  nats: NatsConnection;
+  rpc: RpcClient;
+  resolver: CredentialResolver;
+}
+
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+export const RPC_CLIENT = Symbol('RPC_CLIENT');
+export const CREDENTIAL_RESOLVER = Symbol('CREDENTIAL_RESOLVER');

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OAUTH_SCOPES } from '@interns/contracts';
+import type { PlatformConfig } from '@interns/contracts';
+import type { CredentialResolver } from '@interns/identity';
+import type { HttpError } from '@interns/messaging';
+import { principalOf } from './credential-principal';
+import { CORRELATION_ID_HEADER, GatewayRequestState } from './gateway-request';
+import { CREDENTIAL_RESOLVER, GATEWAY_CONFIG } from './gateway.tokens';
+import { apiError, sendHttpError, unauthenticatedError } from './http-error.reply';
+import { classifyInternRoute, InternRoute } from './intern-routes';
+import { regionalHostMatcher } from './regional-host';
+
+/**
+ * The gateway's Fastify `onRequest` hook. For every request it mints the correlation id and starts the
+ * route deadline clock; for every route under `/api/v1/interns` it runs checks 1-5 of CONTRACT section 1,
+ * in order, before the body is read (so a refused caller never gets to upload, and 401 beats 413).
+ */
+@Injectable()
+export class InternRouteChecks {
+  private readonly isRegionalHost: (host: string | undefined) => boolean;
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
+    @Inject(CREDENTIAL_RESOLVER) private readonly resolver: CredentialResolver,
+  ) {
+    this.isRegionalHost = regionalHostMatcher(config.publicHost);
+  }
+
+  readonly onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const state: GatewayRequestState = {
+      correlationId: randomUUID(),
+      arrivedAt: performance.now(),
+      routeDeadlineMs: this.config.lifecycleRouteDeadlineMs,
+      principal: null,
+      contentType: undefined,
+    };
+    request.gateway = state;
+    reply.header(CORRELATION_ID_HEADER, state.correlationId);
+    takeOverContentType(request, state);
+
+    const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
+    if (route === null) return undefined;
+    const refusal = await this.check(request, route, state);
+    if (refusal === null) return undefined;
+    return sendHttpError(reply, refusal);
+  };
+
+  /** Checks 1-5; null when the request may go on (with `state.principal` set). */
+  private async check(request: FastifyRequest, route: InternRoute, state: GatewayRequestState): Promise<HttpError | null> {
+    if (this.isRegionalHost(request.headers.host)) {
+      return apiError('forbidden', 'this API is not served on regional hosts');
+    }
+
+    const credential = await this.resolver.resolve(request.headers.authorization);
+    const principal = credential === null ? null : principalOf(credential);
+    if (credential === null || principal === null) return unauthenticatedError();
+
+    if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
+    if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
+      return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
+    }
+
+    if (!credential.organization.programme) return apiError('not_found', 'not found');
+    if (route.lifecycleWrite && !credential.organization.lifecycleWrites) return apiError('not_found', 'not found');
+
+    state.principal = principal;
+    return null;
+  }
+}
+
+/** See body-rules.ts: the media type is judged by the route's body rules, never by Fastify. */
+function takeOverContentType(request: FastifyRequest, state: GatewayRequestState): void {
+  const headers = request.raw.headers;
+  const contentType = headers['content-type'];
+  if (contentType === undefined) return;
+  state.contentType = contentType;
+  delete headers['content-type'];
+}

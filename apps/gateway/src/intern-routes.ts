@@ -1,0 +1,64 @@
+/**
+ * Which requests are intern routes (CONTRACT section 1 applies to every route under /interns) and which
+ * of them are lifecycle writes (check 5). Matched on the router's own route pattern when a route matched,
+ * so encoded or absolute-form targets cannot slip past the checks; an unmatched path is judged by its
+ * decoded text, so routes not implemented yet still answer in check order.
+ */
+export const API_PREFIX = '/api/v1';
+export const INTERNS_PATH = `${API_PREFIX}/interns`;
+/** The parameter name every `/interns/{intern_id}` route uses (controllers must declare it so). */
+export const INTERN_ID_PARAM = 'intern_id';
+
+const ONE_INTERN = `${INTERNS_PATH}/:${INTERN_ID_PARAM}`;
+
+/** Create, update, delete, provision and suspend: refused with 404 when lifecycle writes are disabled. */
+const LIFECYCLE_WRITES: ReadonlySet<string> = new Set([
+  `POST ${INTERNS_PATH}`,
+  `PATCH ${ONE_INTERN}`,
+  `DELETE ${ONE_INTERN}`,
+  `POST ${ONE_INTERN}/provision`,
+  `POST ${ONE_INTERN}/suspend`,
+]);
+
+export interface InternRoute {
+  /** The route's shape, `/api/v1/interns/:intern_id/...`. */
+  pattern: string;
+  lifecycleWrite: boolean;
+}
+
+/**
+ * @param method the request method
+ * @param routePattern the matched route's pattern, or undefined when no route matched
+ * @param url the request target, used only when no route matched
+ */
+export function classifyInternRoute(method: string, routePattern: string | undefined, url: string): InternRoute | null {
+  const pattern = routePattern ?? patternOfPath(pathOf(url));
+  if (pattern === null || !isUnderInterns(pattern)) return null;
+  return { pattern, lifecycleWrite: LIFECYCLE_WRITES.has(`${method} ${pattern}`) };
+}
+
+function isUnderInterns(path: string): boolean {
+  return path === INTERNS_PATH || path.startsWith(`${INTERNS_PATH}/`);
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  let path = query === -1 ? url : url.slice(0, query);
+  if (path.includes('%')) {
+    try {
+      path = decodeURIComponent(path);
+    } catch {
+      // Malformed escapes: the router answers such targets itself.
+    }
+  }
+  return path;
+}
+
+/** `/api/v1/interns/<anything>/rest` -> `/api/v1/interns/:intern_id/rest`. */
+function patternOfPath(path: string): string | null {
+  if (!isUnderInterns(path)) return null;
+  if (path === INTERNS_PATH) return path;
+  const rest = path.slice(INTERNS_PATH.length + 1);
+  const slash = rest.indexOf('/');
+  return slash === -1 ? ONE_INTERN : `${ONE_INTERN}${rest.slice(slash)}`;
+}

@@ -1,0 +1,45 @@
+import { performance } from 'node:perf_hooks';
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { DomainError, subjectsFor } from '@interns/contracts';
+import type { PlatformConfig, RequestContext } from '@interns/contracts';
+import { RpcClient, RpcTimeoutError } from '@interns/messaging';
+import { GATEWAY_CONFIG, RPC_CLIENT } from './gateway.tokens';
+
+type LifecycleSubjects = ReturnType<typeof subjectsFor>['lifecycle'];
+
+/**
+ * Forwards a checked request to lifecycle over the process's one RPC client. The reply must come within
+ * what is left of the route deadline, measured from the request's arrival.
+ */
+@Injectable()
+export class LifecycleClient {
+  readonly subjects: LifecycleSubjects;
+
+  constructor(
+    @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
+    @Inject(GATEWAY_CONFIG) config: PlatformConfig,
+  ) {
+    this.subjects = subjectsFor(config.natsPrefix).lifecycle;
+  }
+
+  /** Who is calling, for the payload's `context`; the onRequest hook has set both. */
+  contextOf(request: FastifyRequest): RequestContext {
+    const state = request.gateway;
+    if (state === null || state.principal === null) {
+      // Only reachable if a route under /interns were served without the hook: refuse rather than guess.
+      throw new DomainError('internal_error', 'request was not authenticated');
+    }
+    return { correlationId: state.correlationId, principal: state.principal };
+  }
+
+  async request<Res>(subject: string, request: FastifyRequest, payload: { context: RequestContext }): Promise<Res> {
+    const state = request.gateway;
+    const remainingMs = state === null ? 0 : state.routeDeadlineMs - (performance.now() - state.arrivedAt);
+    if (remainingMs < 1) throw new RpcTimeoutError(subject, 0);
+    return this.rpc.request<Res>(subject, payload, {
+      timeoutMs: Math.floor(remainingMs),
+      correlationId: payload.context.correlationId,
+    });
+  }
+}

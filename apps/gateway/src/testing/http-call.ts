@@ -1,0 +1,56 @@
+import { request as httpRequest } from 'node:http';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  json: unknown;
+}
+
+export interface HttpCall {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Send the body with `Transfer-Encoding: chunked` instead of a Content-Length. */
+  chunked?: boolean;
+}
+
+/**
+ * A plain node:http client for tests: full control over Host, Content-Type and framing, which fetch
+ * does not give. A server may answer before it read the whole body (413), so write errors after the
+ * answer arrived are ignored.
+ */
+export function call(port: number, path: string, options: HttpCall = {}): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { host: 'localhost', ...(options.headers ?? {}) };
+  if (options.body !== undefined && !options.chunked && headers['content-length'] === undefined) {
+    headers['content-length'] = String(Buffer.byteLength(options.body));
+  }
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers, agent: false },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
