@@ -20,9 +20,11 @@ export default [
             // The gateway reaches intern and run data only through services over NATS.
             { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:shared', 'scope:identity'],
               notDependOnLibsWithTags: ['type:domain'] },
-            { sourceTag: 'scope:lifecycle', onlyDependOnLibsWithTags: ['scope:shared', 'scope:lifecycle'] },
-            { sourceTag: 'scope:runs', onlyDependOnLibsWithTags: ['scope:shared', 'scope:runs'] },
-            { sourceTag: 'scope:analytics', onlyDependOnLibsWithTags: ['scope:shared', 'scope:analytics'] },
+            // scope:service-shared (the event store) serves the event-sourced services, never the gateway.
+            { sourceTag: 'scope:lifecycle', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:lifecycle'] },
+            { sourceTag: 'scope:runs', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:runs'] },
+            { sourceTag: 'scope:analytics', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:analytics'] },
+            { sourceTag: 'scope:service-shared', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:shared', 'scope:identity'] },
             { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },

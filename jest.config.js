@@ -18,6 +18,6 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: aliases,
-  testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'],
+  testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'],
   testTimeout: 30000,
 };

@@ -1,0 +1,47 @@
+/**
+ * The module-boundary rules must really constrain: lint virtual files that break them and expect errors.
+ * Runs ESLint with the repository's own configuration (the Nx project graph is built by `npm run lint`).
+ */
+import { execFileSync } from 'node:child_process';
+import { ESLint } from 'eslint';
+
+const eslint = new ESLint({ cwd: process.cwd() });
+
+async function ruleIdsFor(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).map((message) => message.ruleId ?? message.message);
+}
+
+beforeAll(() => {
+  // The boundary rule reads the cached Nx project graph; make sure it exists.
+  execFileSync(process.execPath, ['node_modules/nx/dist/bin/nx.js', 'show', 'projects'], {
+    env: { ...process.env, NX_DAEMON: 'false', NODE_OPTIONS: '' },
+    stdio: 'ignore',
+  });
+});
+
+describe('module boundaries', () => {
+  it.each([
+    ['the gateway importing a domain lib', 'apps/gateway/src/probe.ts', "import { decide } from '@interns/lifecycle-domain';\nexport { decide };\n"],
+    ['the gateway importing the event store', 'apps/gateway/src/probe.ts', "import { PostgresEventStore } from '@interns/event-store';\nexport { PostgresEventStore };\n"],
+    ['lifecycle importing the identity lib', 'apps/lifecycle/src/probe.ts', "import { hashApiKey } from '@interns/identity';\nexport { hashApiKey };\n"],
+    ['a domain lib importing the event store', 'libs/lifecycle-domain/src/probe.ts', "import { PostgresEventStore } from '@interns/event-store';\nexport { PostgresEventStore };\n"],
+  ])('refuses %s', async (_label, filePath, code) => {
+    expect(await ruleIdsFor(filePath, code)).toContain('@nx/enforce-module-boundaries');
+  });
+
+  it('refuses I/O imports in domain code', async () => {
+    expect(await ruleIdsFor('libs/lifecycle-domain/src/probe.ts', "import pg from 'pg';\nexport { pg };\n")).toContain(
+      'no-restricted-imports',
+    );
+  });
+
+  it('allows what the architecture allows', async () => {
+    expect(
+      await ruleIdsFor(
+        'apps/gateway/src/probe.ts',
+        "import { subjectsFor } from '@interns/contracts';\nimport { RpcClient } from '@interns/messaging';\nexport { subjectsFor, RpcClient };\n",
+      ),
+    ).toEqual([]);
+  });
+});
