@@ -4,3 +4,4 @@ export * from './health.indicators';
 export * from './nats-readiness';
 export * from './metrics';
 export * from './service-bootstrap';
+export * from './ping.nats.controller';

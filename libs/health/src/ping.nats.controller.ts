@@ -12,12 +12,12 @@ export interface PingReply {
  * pattern when the class is defined. So the class is defined inside a factory that receives the subject:
  * plain Nest decorators, no metadata patching, and the module decides the subject at run time.
  */
-export function pingNatsController(subject: string): Type<unknown> {
+export function pingNatsController(service: ServiceName, subject: string): Type<unknown> {
   @Controller()
   class PingNatsController {
     @MessagePattern(subject)
     ping(): PingReply {
-      return { service: 'analytics', ok: true };
+      return { service, ok: true };
     }
   }
   return PingNatsController;

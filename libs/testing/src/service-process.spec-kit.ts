@@ -1,0 +1,77 @@
+import { connect, NatsConnection } from '@nats-io/transport-node';
+import pg from 'pg';
+import { RpcClient } from '@interns/messaging';
+import { freePort, ServiceProcess, startServiceProcess } from './service-process';
+import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
+
+/**
+ * The checks every service process passes (spec files call this inside jest): it runs the built service
+ * (`npm test` builds first) as its own process, the way `npm start` and containers do.
+ */
+export function describeServiceProcess(options: {
+  service: 'runs' | 'analytics' | 'lifecycle';
+  portVariable: string;
+  /** A table its migrations create, schema-qualified. */
+  migratedTable: string;
+  pingSubject: (prefix: string) => string;
+}): void {
+  describe(`${options.service} service process`, () => {
+    const prefix = testNatsPrefix();
+    let db: TestDatabase;
+    let service: ServiceProcess;
+    let nc: NatsConnection;
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      const port = await freePort();
+      service = await startServiceProcess({
+        entry: `dist/apps/${options.service}/src/main.js`,
+        port,
+        env: { DATABASE_URL: db.url, NATS_PREFIX: prefix, [options.portVariable]: String(port) },
+      });
+      nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+    });
+
+    afterAll(async () => {
+      service?.kill();
+      await nc?.close();
+      await db?.drop();
+    });
+
+    it('is live and ready', async () => {
+      const live = await fetch(`${service.url}/health/live`);
+      expect(live.status).toBe(200);
+      expect(await live.json()).toEqual({ status: 'ok' });
+      expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
+    });
+
+    it('serves Prometheus metrics', async () => {
+      const metrics = await fetch(`${service.url}/metrics`);
+      expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(await metrics.text()).toContain('process_cpu_user_seconds_total');
+    });
+
+    it('migrated its schema', async () => {
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT to_regclass($1)::text AS t', [options.migratedTable]);
+        expect(rows[0].t).toBe(options.migratedTable);
+      } finally {
+        await client.end();
+      }
+    });
+
+    it('answers ping on its prefixed subject', async () => {
+      const reply = await new RpcClient(nc).request(options.pingSubject(prefix), {}, { timeoutMs: 2000 });
+      expect(reply).toEqual({ service: options.service, ok: true });
+    });
+
+    it('exits 0 within 5 s of SIGTERM', async () => {
+      const started = Date.now();
+      const exit = await service.stop('SIGTERM');
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+  });
+}
