@@ -1,9 +1,10 @@
 import { subjectsFor } from '@interns/contracts';
+import { RpcClient } from '@interns/messaging';
 import { describeServiceProcess } from '@interns/testing';
 
 describeServiceProcess({
   service: 'analytics',
   portVariable: 'ANALYTICS_PORT',
   migratedTable: 'analytics.processed_events',
-  pingSubject: (prefix) => subjectsFor(prefix).analytics.ping,
+  ping: (nc, prefix) => new RpcClient(nc).request(subjectsFor(prefix).analytics.ping, {}, { timeoutMs: 2000 }),
 });

@@ -1,6 +1,5 @@
 import { connect, NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
-import { RpcClient } from '@interns/messaging';
 import { freePort, ServiceProcess, startServiceProcess } from './service-process';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
 
@@ -13,7 +12,8 @@ export function describeServiceProcess(options: {
   portVariable: string;
   /** A table its migrations create, schema-qualified. */
   migratedTable: string;
-  pingSubject: (prefix: string) => string;
+  /** Asks the service's ping query over `nc` (the caller brings the RPC client: testing sits below messaging). */
+  ping: (nc: NatsConnection, prefix: string) => Promise<unknown>;
 }): void {
   describe(`${options.service} service process`, () => {
     const prefix = testNatsPrefix();
@@ -63,7 +63,7 @@ export function describeServiceProcess(options: {
     });
 
     it('answers ping on its prefixed subject', async () => {
-      const reply = await new RpcClient(nc).request(options.pingSubject(prefix), {}, { timeoutMs: 2000 });
+      const reply = await options.ping(nc, prefix);
       expect(reply).toEqual({ service: options.service, ok: true });
     });
 
