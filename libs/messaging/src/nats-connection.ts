@@ -13,8 +13,14 @@ export const RECONNECT_OPTIONS = {
   waitOnFirstConnect: true,
 } as const;
 
+/**
+ * Without this the client builds two Error objects (stack captured) on every request just in case it
+ * fails: about a tenth of the gateway's CPU under load. Failures still come as the same error classes.
+ */
+const REQUEST_OPTIONS = { noAsyncTraces: true } as const;
+
 export function connectNats(options: { url: string; name: string }): Promise<NatsConnection> {
-  return connect({ servers: options.url, name: options.name, ...RECONNECT_OPTIONS });
+  return connect({ servers: options.url, name: options.name, ...RECONNECT_OPTIONS, ...REQUEST_OPTIONS });
 }
 
 /** Options for `app.connectMicroservice`: one queue group per service so replicas share the work. */

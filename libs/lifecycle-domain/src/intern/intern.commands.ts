@@ -1,8 +1,13 @@
-import type { InternChanges, InternCreated } from './intern.events';
+import type { InternChanges, InternCreated, TeardownStep } from './intern.events';
 
 export interface CreateIntern {
   type: 'CreateIntern';
-  data: InternCreated['data'];
+  data: InternCreated['data'] & {
+    /** `provision: true` at create. */
+    provision?: boolean;
+    /** The workspace requires a chat-app install that is not recorded yet. */
+    chatappInstallPending?: boolean;
+  };
 }
 
 export interface UpdateIntern {
@@ -10,4 +15,60 @@ export interface UpdateIntern {
   data: { changes: InternChanges; at: string };
 }
 
-export type InternCommand = CreateIntern | UpdateIntern;
+export interface RequestProvision {
+  type: 'RequestProvision';
+  data: { chatappInstallPending: boolean; at: string };
+}
+
+export interface RecordChatappInstall {
+  type: 'RecordChatappInstall';
+  data: { at: string };
+}
+
+export interface StartProvisioning {
+  type: 'StartProvisioning';
+  data: { at: string };
+}
+
+export interface CompleteProvisioningStep {
+  type: 'CompleteProvisioningStep';
+  data: { attempt: number; step: number; hostname: string | null; at: string };
+}
+
+export interface FailProvisioning {
+  type: 'FailProvisioning';
+  data: { attempt: number; step: number; message: string; at: string };
+}
+
+export interface SuspendIntern {
+  type: 'SuspendIntern';
+  data: { at: string };
+}
+
+export interface RequestDeletion {
+  type: 'RequestDeletion';
+  data: { acknowledgeWorkspaceLoss: boolean; at: string };
+}
+
+export interface CompleteTeardownStep {
+  type: 'CompleteTeardownStep';
+  data: { step: TeardownStep; at: string };
+}
+
+export interface FailTeardown {
+  type: 'FailTeardown';
+  data: { step: TeardownStep; message: string; at: string };
+}
+
+export type InternCommand =
+  | CreateIntern
+  | UpdateIntern
+  | RequestProvision
+  | RecordChatappInstall
+  | StartProvisioning
+  | CompleteProvisioningStep
+  | FailProvisioning
+  | SuspendIntern
+  | RequestDeletion
+  | CompleteTeardownStep
+  | FailTeardown;
