@@ -56,6 +56,7 @@ export async function startBareServer(options: BareServerOptions): Promise<BareS
       keyId: null,
       internId: null,
       scopes: [],
+      chatappInstallRequired: false,
     };
 
     app = Fastify({ logger: false });

@@ -15,5 +15,6 @@ export function principalOf(credential: ResolvedCredential): Principal | null {
     keyId: credential.keyId,
     internId: credential.internId,
     scopes: credential.scopes,
+    chatappInstallRequired: credential.organization.chatappInstallRequired,
   };
 }

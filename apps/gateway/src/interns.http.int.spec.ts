@@ -329,6 +329,7 @@ describe('gateway: /api/v1/interns over real PostgreSQL and NATS', () => {
             keyId: expect.any(String),
             internId: null,
             scopes: [],
+            chatappInstallRequired: false,
           },
         },
         limit: 50,

@@ -109,3 +109,67 @@ export interface InternOwnerReply {
   organizationId: string;
   workspaceId: string;
 }
+
+export interface InternCommandRequest {
+  context: RequestContext;
+  internId: string;
+}
+
+export type ProvisionInternRequest = InternCommandRequest;
+export type SuspendInternRequest = InternCommandRequest;
+
+export interface DeleteInternBody {
+  acknowledge_workspace_loss?: boolean;
+}
+
+export interface DeleteInternRequest extends InternCommandRequest {
+  body: DeleteInternBody;
+}
+
+export type InternIconRequest = InternCommandRequest;
+
+export interface InternIconReply {
+  sha256: string;
+  /** The PNG bytes, base64. */
+  pngBase64: string;
+}
+
+export interface RecordChatappInstallRequest {
+  workspaceId: string;
+  correlationId: string;
+}
+
+export interface RecordChatappInstallReply {
+  workspaceId: string;
+  /** Interns that left `awaiting_chatapp_install` because of this install. */
+  released: number;
+}
+
+// ---- the runtime driver (lifecycle -> runs) ----
+
+export interface RuntimeRequest {
+  internId: string;
+  correlationId: string;
+}
+
+export interface RuntimeBootRequest extends RuntimeRequest {
+  /** The intern's model, or null for DEFAULT_MODEL. */
+  model: string | null;
+  hostname: string;
+}
+
+export interface RuntimeArchiveResult {
+  /** Where the workspace archive was written (absolute path), or null when there was no workspace. */
+  archivePath: string | null;
+}
+
+export interface RuntimeHealthReply {
+  healthy: boolean;
+  detail: string;
+}
+
+/**
+ * A runtime step's answer. `ok: false` is a definitive failure of the step (the intern goes to `failed`
+ * or `destroy_failed` with `message`); a missing or late answer is transient and the step is retried.
+ */
+export type RuntimeStepReply<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; message: string };

@@ -12,6 +12,11 @@ export interface Principal {
   /** Set only for intern keys: the one intern they may reach. */
   internId: string | null;
   scopes: string[];
+  /**
+   * The organization requires a chat-app install before provisioning (organization flag
+   * `chatapp_install_required`); whether it is recorded for the workspace is lifecycle's to know.
+   */
+  chatappInstallRequired: boolean;
 }
 
 /** "The caller" for session ownership and rate limits: the member if any, else the key. */

@@ -9,6 +9,11 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 export const LIFECYCLE_COMMANDS = {
   createIntern: 'create-intern',
   updateIntern: 'update-intern',
+  provisionIntern: 'provision-intern',
+  suspendIntern: 'suspend-intern',
+  deleteIntern: 'delete-intern',
+  /** Admin: a workspace's chat-app install was recorded; releases interns waiting for it. */
+  recordChatappInstall: 'record-chatapp-install',
 } as const;
 
 export const LIFECYCLE_QUERIES = {
@@ -16,10 +21,21 @@ export const LIFECYCLE_QUERIES = {
   listInterns: 'list-interns',
   /** Admin lookup of an intern's organization and workspace (for minting intern keys). */
   internOwner: 'intern-owner',
+  internIcon: 'intern-icon',
   ping: 'ping',
 } as const;
 
-export const RUNS_QUERIES = { ping: 'ping' } as const;
+export const RUNS_QUERIES = { ping: 'ping', runtimeHealth: 'runtime-health' } as const;
+
+/** The runtime driver of the local runs service (CONTRACT section 5 steps; lifecycle calls these over NATS). */
+export const RUNTIME_COMMANDS = {
+  prepareDisk: 'runtime-prepare-disk',
+  boot: 'runtime-boot',
+  stop: 'runtime-stop',
+  endRuns: 'runtime-end-runs',
+  archive: 'runtime-archive',
+  removeDisk: 'runtime-remove-disk',
+} as const;
 export const ANALYTICS_QUERIES = { ping: 'ping' } as const;
 
 export function subjectsFor(prefix: string) {
@@ -34,10 +50,22 @@ export function subjectsFor(prefix: string) {
       getIntern: qry('lifecycle', LIFECYCLE_QUERIES.getIntern),
       listInterns: qry('lifecycle', LIFECYCLE_QUERIES.listInterns),
       internOwner: qry('lifecycle', LIFECYCLE_QUERIES.internOwner),
+      internIcon: qry('lifecycle', LIFECYCLE_QUERIES.internIcon),
+      provisionIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.provisionIntern),
+      suspendIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.suspendIntern),
+      deleteIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.deleteIntern),
+      recordChatappInstall: cmd('lifecycle', LIFECYCLE_COMMANDS.recordChatappInstall),
       ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
     },
     runs: {
       ping: qry('runs', RUNS_QUERIES.ping),
+      runtimeHealth: qry('runs', RUNS_QUERIES.runtimeHealth),
+      runtimePrepareDisk: cmd('runs', RUNTIME_COMMANDS.prepareDisk),
+      runtimeBoot: cmd('runs', RUNTIME_COMMANDS.boot),
+      runtimeStop: cmd('runs', RUNTIME_COMMANDS.stop),
+      runtimeEndRuns: cmd('runs', RUNTIME_COMMANDS.endRuns),
+      runtimeArchive: cmd('runs', RUNTIME_COMMANDS.archive),
+      runtimeRemoveDisk: cmd('runs', RUNTIME_COMMANDS.removeDisk),
       stream: (streamId: string) => `${p}.runs.stream.${streamId}`,
       session: (sessionId: string) => `${p}.runs.session.${sessionId}`,
     },

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DomainError } from './errors';
 import {
   CreateInternBody,
+  DeleteInternBody,
   INTERN_STATUSES,
   InternStatus,
   LIST_DEFAULT_LIMIT,
@@ -54,6 +55,8 @@ const updateInternSchema = z.strictObject({
   model: model.optional(),
 });
 
+const deleteInternSchema = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() });
+
 function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid body';
@@ -80,6 +83,31 @@ export function parseUpdateInternBody(value: unknown): UpdateInternBody {
     throw new DomainError('invalid_body', 'body must be a JSON object');
   }
   return parseWith(updateInternSchema, value);
+}
+
+/** DELETE body: optional; `{}` or `{"acknowledge_workspace_loss": bool}`. */
+export function parseDeleteInternBody(value: unknown): DeleteInternBody {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new DomainError('invalid_body', 'body must be a JSON object');
+  }
+  return parseWith(deleteInternSchema, value);
+}
+
+/** Provision and suspend take no body: nothing, or `{}`, whatever the content type. */
+export function assertEmptyCommandBody(raw: Buffer | string | undefined): void {
+  if (raw === undefined) return;
+  const text = (typeof raw === 'string' ? raw : raw.toString('utf8')).trim();
+  if (text === '') return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new DomainError('invalid_body', 'this route takes no body (an empty body or {} is accepted)');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length > 0) {
+    throw new DomainError('invalid_body', 'this route takes no body (an empty body or {} is accepted)');
+  }
 }
 
 export const IDEMPOTENCY_KEY_MAX = 255;
