@@ -3,10 +3,11 @@
  * parser hands every body over as a Buffer (Fastify still enforces `bodyLimit`, so 413 comes first), and the
  * route reads it with `jsonBodyOf`, which answers 415 for a non-empty body that is not `application/json`
  * and 400 for anything that is not JSON. The onRequest hook keeps the Content-Type in the request state
- * and takes the header off the request, so Fastify never refuses a media type on its own.
+ * and takes the header off the request, so Fastify never refuses a media type on its own. Delete reads an
+ * optional body with `optionalJsonBodyOf`; provision and suspend, which take none, use `assertNoCommandBody`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError } from '@interns/contracts';
+import { assertEmptyCommandBody, DomainError } from '@interns/contracts';
 
 export function installRawBodyParser(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
@@ -38,4 +39,17 @@ export function jsonBodyOf(request: FastifyRequest): unknown {
   } catch {
     throw new DomainError('invalid_body', 'body is not valid JSON');
   }
+}
+
+/** The parsed JSON body of a route whose body is optional (delete): undefined when empty, else as `jsonBodyOf`. */
+export function optionalJsonBodyOf(request: FastifyRequest): unknown {
+  return rawBodyOf(request) === null ? undefined : jsonBodyOf(request);
+}
+
+/**
+ * Provision and suspend take no body: empty or `{}` whatever the content type, anything else 400. There is
+ * no 415 on these routes (the size limit still answers 413 before the route runs).
+ */
+export function assertNoCommandBody(request: FastifyRequest): void {
+  assertEmptyCommandBody(rawBodyOf(request) ?? undefined);
 }

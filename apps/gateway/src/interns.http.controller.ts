@@ -1,25 +1,44 @@
-import { Controller, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   CreateInternReply,
   CreateInternRequest,
+  DeleteInternRequest,
   DomainError,
   GetInternRequest,
+  InternCommandRequest,
+  InternIconReply,
+  InternIconRequest,
   InternList,
   InternView,
   isUuid,
   ListInternsRequest,
   parseCreateInternBody,
+  parseDeleteInternBody,
   parseIdempotencyKey,
   parseListQuery,
   parseUpdateInternBody,
+  ProvisionInternRequest,
+  SuspendInternRequest,
   UpdateInternRequest,
 } from '@interns/contracts';
-import { jsonBodyOf } from './body-rules';
+import { assertNoCommandBody, jsonBodyOf, optionalJsonBodyOf } from './body-rules';
+import { iconAnswer } from './intern-icon.reply';
 import { INTERN_ID_PARAM } from './intern-routes';
 import { LifecycleClient } from './lifecycle.client';
 
 type RawQuery = Record<string, string | string[] | undefined>;
+
+/** The success bodies of the command routes, answered by lifecycle as they go out (CONTRACT section 4). */
+interface DeletingAnswer {
+  deleting: true;
+}
+interface ProvisioningAnswer {
+  provisioning: true;
+}
+interface SuspendedAnswer {
+  suspended: true;
+}
 
 /**
  * HTTP adapter of the lifecycle routes (CONTRACT section 4). Checks 1-5 ran in the onRequest hook;
@@ -62,6 +81,48 @@ export class InternsHttpController {
       body,
     };
     return this.lifecycle.request<InternView>(this.lifecycle.subjects.updateIntern, request, payload);
+  }
+
+  @Delete(`:${INTERN_ID_PARAM}`)
+  @HttpCode(202)
+  remove(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<DeletingAnswer> {
+    const body = parseDeleteInternBody(optionalJsonBodyOf(request));
+    const payload: DeleteInternRequest = { ...this.commandOf(request, internId), body };
+    return this.lifecycle.request<DeletingAnswer>(this.lifecycle.subjects.deleteIntern, request, payload);
+  }
+
+  @Post(`:${INTERN_ID_PARAM}/provision`)
+  @HttpCode(202)
+  provision(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<ProvisioningAnswer> {
+    assertNoCommandBody(request);
+    const payload: ProvisionInternRequest = this.commandOf(request, internId);
+    return this.lifecycle.request<ProvisioningAnswer>(this.lifecycle.subjects.provisionIntern, request, payload);
+  }
+
+  @Post(`:${INTERN_ID_PARAM}/suspend`)
+  @HttpCode(200)
+  suspend(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<SuspendedAnswer> {
+    assertNoCommandBody(request);
+    const payload: SuspendInternRequest = this.commandOf(request, internId);
+    return this.lifecycle.request<SuspendedAnswer>(this.lifecycle.subjects.suspendIntern, request, payload);
+  }
+
+  @Get(`:${INTERN_ID_PARAM}/icon`)
+  async icon(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param(INTERN_ID_PARAM) internId: string,
+  ): Promise<Buffer | undefined> {
+    const payload: InternIconRequest = this.commandOf(request, internId);
+    const icon = await this.lifecycle.request<InternIconReply>(this.lifecycle.subjects.internIcon, request, payload);
+    const answer = iconAnswer(icon, (request.query as RawQuery).v, request.headers['if-none-match']);
+    reply.code(answer.status).headers(answer.headers);
+    return answer.body;
+  }
+
+  /** Who asks about which intern; call it after the body rules, since a non-uuid id is 404 only then. */
+  private commandOf(request: FastifyRequest, internId: string): InternCommandRequest {
+    return { context: this.lifecycle.contextOf(request), internId: visibleId(internId) };
   }
 }
 

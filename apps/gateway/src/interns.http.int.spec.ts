@@ -123,7 +123,7 @@ describe('gateway: /api/v1/interns over real PostgreSQL and NATS', () => {
       expect(answer.json).toStrictEqual(unauthenticated);
     });
 
-    it('answers 401 on every path under /interns, routes not served yet included', async () => {
+    it('answers 401 on every path under /interns, unknown sub-routes included', async () => {
       for (const [method, path] of [
         ['GET', `/api/v1/interns/${INTERN_ID}`],
         ['DELETE', `/api/v1/interns/${INTERN_ID}`],

@@ -3,6 +3,8 @@ import { request as httpRequest } from 'node:http';
 export interface HttpAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** The body as received (binary answers such as the icon). */
+  bytes: Buffer;
   text: string;
   /** The parsed JSON body, or undefined when the body is not JSON. */
   json: unknown;
@@ -36,14 +38,15 @@ export function call(port: number, path: string, options: HttpCall = {}): Promis
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
           let json: unknown;
           try {
             json = JSON.parse(text);
           } catch {
             json = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, text, json });
         });
       },
     );

@@ -33,7 +33,17 @@ export class LifecycleStandIn {
 
   async start(): Promise<void> {
     const lifecycle = this.subjects.lifecycle;
-    for (const subject of [lifecycle.listInterns, lifecycle.getIntern, lifecycle.createIntern, lifecycle.updateIntern]) {
+    const served = [
+      lifecycle.listInterns,
+      lifecycle.getIntern,
+      lifecycle.createIntern,
+      lifecycle.updateIntern,
+      lifecycle.deleteIntern,
+      lifecycle.provisionIntern,
+      lifecycle.suspendIntern,
+      lifecycle.internIcon,
+    ];
+    for (const subject of served) {
       this.subscriptions.push(this.nc.subscribe(subject, { callback: (_error, msg) => this.handle(subject, msg) }));
     }
     await this.nc.flush();
