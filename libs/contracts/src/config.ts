@@ -10,7 +10,12 @@ export interface PlatformConfig {
   publicHost: string;
   internDomain: string;
   dataDir: string;
+  /** Where deleted interns' workspace archives go; defaults to `<DATA_DIR>/archives`. */
+  archiveDir: string;
   defaultModel: string;
+  /** An OpenAI-compatible provider, which serves every model not authored `local`; null when not configured. */
+  modelApiBaseUrl: string | null;
+  modelApiKey: string | null;
   /** Route deadline of lifecycle and daemon routes. */
   lifecycleRouteDeadlineMs: number;
   /** Route deadline of invoke and of chat before its stream starts. */
@@ -22,6 +27,12 @@ export interface PlatformConfig {
   oidcJwksFile: string | null;
   /** Whether a service applies its own migrations at start (true for `npm start`, false under Kubernetes). */
   runMigrations: boolean;
+  /** Interns provisioning at once; further provision requests wait in `queued`. */
+  provisionConcurrency: number;
+  /** A pause before each provisioning step, for demonstrations only (0: none). */
+  provisionStepDelayMs: number;
+  /** How long provisioning step 4 waits for a healthy runtime before the intern fails. */
+  runtimeHealthTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -31,6 +42,12 @@ function intFrom(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
   return Number(raw);
+}
+
+function positiveIntFrom(env: Env, name: string, fallback: number): number {
+  const value = intFrom(env, name, fallback);
+  if (value < 1) throw new Error(`${name} must be at least 1, got "${env[name]}"`);
+  return value;
 }
 
 function stringFrom(env: Env, name: string, fallback: string): string {
@@ -44,6 +61,7 @@ function optionalFrom(env: Env, name: string): string | null {
 }
 
 export function loadConfig(env: Env): PlatformConfig {
+  const dataDir = stringFrom(env, 'DATA_DIR', './.data');
   return {
     databaseUrl: stringFrom(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/interns'),
     natsUrl: stringFrom(env, 'NATS_URL', 'nats://127.0.0.1:4222'),
@@ -54,8 +72,11 @@ export function loadConfig(env: Env): PlatformConfig {
     analyticsPort: intFrom(env, 'ANALYTICS_PORT', 8083),
     publicHost: stringFrom(env, 'PUBLIC_HOST', 'localhost'),
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
-    dataDir: stringFrom(env, 'DATA_DIR', './.data'),
+    dataDir,
+    archiveDir: stringFrom(env, 'ARCHIVE_DIR', `${dataDir.replace(/\/+$/, '')}/archives`),
     defaultModel: stringFrom(env, 'DEFAULT_MODEL', 'local/scripted'),
+    modelApiBaseUrl: optionalFrom(env, 'MODEL_API_BASE_URL'),
+    modelApiKey: optionalFrom(env, 'MODEL_API_KEY'),
     lifecycleRouteDeadlineMs: intFrom(env, 'LIFECYCLE_ROUTE_DEADLINE_MS', 10000),
     runRouteDeadlineMs: intFrom(env, 'RUN_ROUTE_DEADLINE_MS', 60000),
     authCacheTtlMs: intFrom(env, 'AUTH_CACHE_TTL_MS', 2000),
@@ -63,6 +84,9 @@ export function loadConfig(env: Env): PlatformConfig {
     oidcJwksUrl: optionalFrom(env, 'OIDC_JWKS_URL'),
     oidcJwksFile: optionalFrom(env, 'OIDC_JWKS_FILE'),
     runMigrations: stringFrom(env, 'RUN_MIGRATIONS', 'true') !== 'false',
+    provisionConcurrency: positiveIntFrom(env, 'PROVISION_CONCURRENCY', 4),
+    provisionStepDelayMs: intFrom(env, 'PROVISION_STEP_DELAY_MS', 0),
+    runtimeHealthTimeoutMs: intFrom(env, 'RUNTIME_HEALTH_TIMEOUT_MS', 30000),
   };
 }
 

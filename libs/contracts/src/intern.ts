@@ -172,4 +172,4 @@ export interface RuntimeHealthReply {
  * A runtime step's answer. `ok: false` is a definitive failure of the step (the intern goes to `failed`
  * or `destroy_failed` with `message`); a missing or late answer is transient and the step is retried.
  */
-export type RuntimeStepReply<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; message: string };
+export type RuntimeStepReply<T = Record<never, never>> = ({ ok: true } & T) | { ok: false; message: string };

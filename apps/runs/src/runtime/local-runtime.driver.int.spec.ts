@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, isAbsolute, join, relative } from 'node:path';
+import { LocalRuntimeDriver, RUNTIME_STATE_FILE } from './local-runtime.driver';
+import { ModelCatalog } from './model-catalog';
+
+/** The driver on a real filesystem, recovering from what a crash at any point leaves behind. */
+describe('LocalRuntimeDriver after a crash', () => {
+  let root: string;
+  let driver: LocalRuntimeDriver;
+  const catalog = new ModelCatalog({ defaultModel: 'local/scripted', openAiCompatibleBaseUrl: null });
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'runs-driver-'));
+    // DATA_DIR as configured may be relative; the driver works with absolute paths.
+    driver = new LocalRuntimeDriver({
+      dataDir: relative(process.cwd(), join(root, 'data')),
+      archiveDir: join(root, 'data', 'archives'),
+      catalog,
+    });
+  });
+
+  afterAll(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('resolves DATA_DIR to an absolute path', () => {
+    expect(isAbsolute(driver.workspacesDir)).toBe(true);
+    expect(driver.workspacesDir).toBe(join(root, 'data', 'workspaces'));
+  });
+
+  it('finishes a removal cut short', async () => {
+    const internId = randomUUID();
+    const workspace = driver.workspacePath(internId);
+    await driver.prepareDisk(internId);
+    await writeFile(join(workspace, 'a.txt'), 'a');
+    const halfRemoved = join(driver.workspacesDir, `.removing-${internId}`);
+    await mkdir(join(halfRemoved, 'left'), { recursive: true });
+
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+    await expect(stat(workspace)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(halfRemoved)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('clears a partial archive left by a dead attempt and never shows one under an archive name', async () => {
+    const internId = randomUUID();
+    await driver.prepareDisk(internId);
+    await mkdir(driver.archiveDir, { recursive: true });
+    const partial = join(driver.archiveDir, `.${internId}-2020-01-01T000000.000Z.dead.partial`);
+    await writeFile(partial, 'half an archive');
+
+    const reply = await driver.archive(internId);
+    if (!reply.ok || reply.archivePath === null) throw new Error(`no archive: ${JSON.stringify(reply)}`);
+    const names = await readdir(driver.archiveDir);
+    expect(names.filter((name) => name.includes(internId))).toEqual([basename(reply.archivePath)]);
+  });
+
+  it('treats an unreadable state record as a runtime that is not running, and boot rewrites it', async () => {
+    const internId = randomUUID();
+    await driver.prepareDisk(internId);
+    await writeFile(join(driver.workspacePath(internId), RUNTIME_STATE_FILE), '{"state":"runn');
+
+    expect(await driver.health(internId)).toEqual({ healthy: false, detail: 'runtime never booted' });
+    expect(await driver.stop(internId)).toEqual({ ok: true });
+    expect(await driver.boot({ internId, model: null, hostname: 'h.interns.localhost' })).toEqual({ ok: true });
+    expect(await driver.health(internId)).toEqual({
+      healthy: true,
+      detail: 'runtime running local/scripted as h.interns.localhost',
+    });
+    expect((await readdir(driver.workspacePath(internId))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('fails to prepare a disk where DATA_DIR cannot be written, naming the reason', async () => {
+    await writeFile(join(root, 'file'), 'not a directory');
+    const blocked = new LocalRuntimeDriver({ dataDir: join(root, 'file'), archiveDir: join(root, 'a'), catalog });
+    expect(await blocked.prepareDisk(randomUUID())).toEqual({
+      ok: false,
+      message: expect.stringContaining('cannot be created: ENOTDIR: not a directory'),
+    });
+  });
+});

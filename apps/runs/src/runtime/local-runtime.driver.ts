@@ -1,0 +1,265 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { create as createTar } from 'tar';
+import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
+import { DomainError, isUuid } from '@interns/contracts';
+import type { ModelCatalog } from './model-catalog';
+import type { RuntimeBootSpec, RuntimeDriver } from './runtime-driver';
+
+/** The runtime's own record inside the workspace, so its state survives a restart of the runs service. */
+export const RUNTIME_STATE_FILE = '.runtime.json';
+
+export interface RuntimeState {
+  state: 'running' | 'stopped';
+  model: string;
+  hostname: string;
+  updatedAt: string;
+}
+
+export interface LocalRuntimeDriverOptions {
+  /** DATA_DIR; workspaces live in `<DATA_DIR>/workspaces/<internId>`. */
+  dataDir: string;
+  /** ARCHIVE_DIR. */
+  archiveDir: string;
+  catalog: ModelCatalog;
+  now?: () => Date;
+}
+
+/** OS reasons that mean "this location cannot be written": retrying the same step cannot help. */
+const UNWRITABLE_CODES = new Set([
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOTDIR',
+  'EEXIST',
+  'EISDIR',
+  'ENOSPC',
+  'EDQUOT',
+  'ENAMETOOLONG',
+  'ELOOP',
+]);
+
+const OK: RuntimeStepReply = { ok: true };
+
+/**
+ * Runtimes hosted on this machine: a workspace directory per intern and a state file in it. The directory
+ * is the "disk": it is kept across suspend, archived to a tar.gz and removed on delete.
+ */
+export class LocalRuntimeDriver implements RuntimeDriver {
+  readonly workspacesDir: string;
+  readonly archiveDir: string;
+  private readonly catalog: ModelCatalog;
+  private readonly now: () => Date;
+
+  constructor(options: LocalRuntimeDriverOptions) {
+    this.workspacesDir = resolve(options.dataDir, 'workspaces');
+    this.archiveDir = resolve(options.archiveDir);
+    this.catalog = options.catalog;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** The intern's workspace directory. The id becomes a path segment, so only a uuid is accepted. */
+  workspacePath(internId: string): string {
+    if (!isUuid(internId)) throw new DomainError('invalid_body', `intern id ${JSON.stringify(internId)} is not a uuid`);
+    return join(this.workspacesDir, internId.toLowerCase());
+  }
+
+  async prepareDisk(internId: string): Promise<RuntimeStepReply> {
+    const workspace = this.workspacePath(internId);
+    try {
+      await mkdir(workspace, { recursive: true });
+    } catch (error) {
+      if (isUnwritable(error, this.workspacesDir)) {
+        return { ok: false, message: `workspace disk ${workspace} cannot be created: ${reasonOf(error)}` };
+      }
+      throw error;
+    }
+    return OK;
+  }
+
+  async boot(spec: RuntimeBootSpec): Promise<RuntimeStepReply> {
+    const workspace = this.workspacePath(spec.internId);
+    const resolution = this.catalog.resolve(spec.model);
+    if (!resolution.served) return { ok: false, message: resolution.message };
+    if (!(await isDirectory(workspace))) {
+      return { ok: false, message: `the workspace disk of intern ${spec.internId} is not prepared` };
+    }
+    await this.writeState(workspace, { state: 'running', model: resolution.model, hostname: spec.hostname });
+    return OK;
+  }
+
+  async health(internId: string): Promise<RuntimeHealthReply> {
+    const workspace = this.workspacePath(internId);
+    if (!(await isDirectory(workspace))) return { healthy: false, detail: 'no workspace disk' };
+    const state = await readState(workspace);
+    if (state === null) return { healthy: false, detail: 'runtime never booted' };
+    if (state.state !== 'running') return { healthy: false, detail: 'runtime stopped' };
+    return { healthy: true, detail: `runtime running ${state.model} as ${state.hostname}` };
+  }
+
+  async stop(internId: string): Promise<RuntimeStepReply> {
+    const workspace = this.workspacePath(internId);
+    const state = await readState(workspace);
+    if (state !== null && state.state !== 'stopped') {
+      await this.writeState(workspace, { ...state, state: 'stopped' });
+    }
+    return OK;
+  }
+
+  async endRuns(internId: string): Promise<RuntimeStepReply> {
+    this.workspacePath(internId);
+    // Runs do not exist yet in this service; this is the hook where they will be ended.
+    return OK;
+  }
+
+  async archive(internId: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
+    const workspace = this.workspacePath(internId);
+    const id = internId.toLowerCase();
+    if (!(await isDirectory(workspace))) return { ok: true, archivePath: null };
+
+    const unwritable = (error: unknown): RuntimeStepReply<RuntimeArchiveResult> => ({
+      ok: false,
+      message: `archive location ${this.archiveDir} cannot be written: ${reasonOf(error)}`,
+    });
+    try {
+      await mkdir(this.archiveDir, { recursive: true });
+    } catch (error) {
+      if (isUnwritable(error, this.archiveDir)) return unwritable(error);
+      throw error;
+    }
+    await this.removePartialArchives(id);
+
+    // Written under a hidden temporary name and renamed once complete and on disk, so the final name
+    // only ever holds a whole archive, whenever the process dies.
+    const stamp = this.now().toISOString().replace(/:/g, '');
+    const archivePath = join(this.archiveDir, `${id}-${stamp}.tar.gz`);
+    const partialPath = join(this.archiveDir, `.${id}-${stamp}.${randomBytes(4).toString('hex')}.partial`);
+    try {
+      await createTar(
+        {
+          file: partialPath,
+          gzip: true,
+          portable: true,
+          cwd: this.workspacesDir,
+          filter: (path) => !isRuntimeFile(path),
+        },
+        [id],
+      );
+      await syncPath(partialPath);
+      await rename(partialPath, archivePath);
+      await syncPath(this.archiveDir);
+    } catch (error) {
+      await discard(partialPath);
+      if (isUnwritable(error, this.archiveDir)) return unwritable(error);
+      throw error;
+    }
+    return { ok: true, archivePath };
+  }
+
+  async removeDisk(internId: string): Promise<RuntimeStepReply> {
+    const workspace = this.workspacePath(internId);
+    // Renamed away first, so the workspace disappears at once and a removal cut short is finished by the
+    // next attempt.
+    const doomed = join(this.workspacesDir, `.removing-${internId.toLowerCase()}`);
+    await rm(doomed, { recursive: true, force: true });
+    try {
+      await rename(workspace, doomed);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    await rm(doomed, { recursive: true, force: true });
+    return OK;
+  }
+
+  /** Leftovers of an archive attempt that died before its rename. */
+  private async removePartialArchives(id: string): Promise<void> {
+    const names = await readdir(this.archiveDir);
+    const partials = names.filter((name) => name.startsWith(`.${id}-`) && name.endsWith('.partial'));
+    await Promise.all(partials.map((name) => rm(join(this.archiveDir, name), { force: true })));
+  }
+
+  private async writeState(workspace: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {
+    const record: RuntimeState = { ...state, updatedAt: this.now().toISOString() };
+    const target = join(workspace, RUNTIME_STATE_FILE);
+    const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      const file = await open(temporary, 'w');
+      try {
+        await file.writeFile(JSON.stringify(record));
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temporary, target);
+    } catch (error) {
+      await discard(temporary);
+      throw error;
+    }
+  }
+}
+
+/** The state file and its temporaries belong to the runtime, not to the intern's workspace content. */
+function isRuntimeFile(path: string): boolean {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  return name === RUNTIME_STATE_FILE || (name.startsWith(`${RUNTIME_STATE_FILE}.`) && name.endsWith('.tmp'));
+}
+
+async function readState(workspace: string): Promise<RuntimeState | null> {
+  let text: string;
+  try {
+    text = await readFile(join(workspace, RUNTIME_STATE_FILE), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+  try {
+    const value = JSON.parse(text) as Partial<RuntimeState>;
+    if ((value.state === 'running' || value.state === 'stopped') && typeof value.model === 'string') {
+      return value as RuntimeState;
+    }
+  } catch {
+    // An unreadable record (written by something else) counts as a runtime that is not running.
+  }
+  return null;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw error;
+  }
+}
+
+/** Best-effort removal of a temporary file after a failure; the failure is what gets reported. */
+async function discard(path: string): Promise<void> {
+  await rm(path, { force: true }).catch(() => undefined);
+}
+
+/** Flushes a file or directory entry to stable storage. */
+async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** An OS error about `location` itself (or a path leading to it or inside it) that writing cannot overcome. */
+function isUnwritable(error: unknown, location: string): boolean {
+  const { code, path } = error as NodeJS.ErrnoException;
+  if (code === undefined || !UNWRITABLE_CODES.has(code) || typeof path !== 'string') return false;
+  const target = resolve(path);
+  return target === location || target.startsWith(location + sep) || location.startsWith(target + sep);
+}
+
+/** The OS message, e.g. `ENOTDIR: not a directory, mkdir '/x/archives'` (not `instanceof`: errors may cross realms). */
+function reasonOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(error);
+}
