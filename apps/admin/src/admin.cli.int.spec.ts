@@ -48,6 +48,7 @@ describe('admin command', () => {
   let env: Record<string, string>;
   let nc: NatsConnection;
   const prefix = testNatsPrefix();
+  const lifecycleInstalls: string[] = [];
 
   const admin = async (...argv: string[]): Promise<Run> => {
     let stdout = '';
@@ -92,6 +93,15 @@ describe('admin command', () => {
             ? { id: packet.id, isDisposed: true, response: { internId: KNOWN_INTERN, organizationId: 'org-b', workspaceId: WS_B } }
             : { id: packet.id, isDisposed: true, err: { kind: 'service_error', reason: 'not_found', message: 'not found' } };
         msg.respond(JSON.stringify(reply));
+      },
+    });
+    // ... and for its record-chatapp-install command, which remembers what it was told.
+    nc.subscribe(subjectsFor(prefix).lifecycle.recordChatappInstall, {
+      callback: (_error, msg) => {
+        const packet = msg.json<{ id: string; data: { workspaceId: string; correlationId: string } }>();
+        lifecycleInstalls.push(packet.data.workspaceId);
+        const released = lifecycleInstalls.filter((id) => id === packet.data.workspaceId).length === 1 ? 2 : 0;
+        msg.respond(JSON.stringify({ id: packet.id, isDisposed: true, response: { workspaceId: packet.data.workspaceId, released } }));
       },
     });
     await nc.flush();
@@ -184,13 +194,20 @@ describe('admin command', () => {
   });
 
   describe('chatapp-installed', () => {
-    it('records the install and refuses unknown workspaces', async () => {
+    it('records the install in identity and in lifecycle, and refuses unknown workspaces', async () => {
       const output = json(await admin('chatapp-installed', '--workspace', WS_B));
-      expect(output).toEqual({ workspace_id: WS_B, chatapp_installed_at: expect.stringMatching(/Z$/) });
-      expect(json(await admin('chatapp-installed', '--workspace', WS_B))).toEqual(output);
+      expect(output).toEqual({ workspace_id: WS_B, chatapp_installed_at: expect.stringMatching(/Z$/), released_interns: 2 });
+      expect(json(await admin('chatapp-installed', '--workspace', WS_B))).toEqual({ ...output, released_interns: 0 });
+      expect(lifecycleInstalls).toEqual([WS_B, WS_B]);
       const unknown = randomUUID();
       expect(failure(await admin('chatapp-installed', '--workspace', unknown))).toBe(`error: workspace ${unknown} not found`);
+      expect(lifecycleInstalls).toEqual([WS_B, WS_B]);
       expect(failure(await admin('chatapp-installed'))).toBe('error: chatapp-installed: missing --workspace <uuid>');
+    });
+
+    it('says so when the lifecycle service is not running', async () => {
+      const run = await runAdminWithEnv(['chatapp-installed', '--workspace', WS_A], { NATS_PREFIX: testNatsPrefix() });
+      expect(failure(run)).toBe('error: lifecycle service is not running');
     });
   });
 

@@ -42,7 +42,11 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
         return await runOauthToken(options, await resources.identityStore(), await resources.localIssuer());
       }
       case 'chatapp-installed':
-        return await runChatappInstalled(parseChatappInstalledArgs(args), await resources.identityStore());
+        return await runChatappInstalled(
+          parseChatappInstalledArgs(args),
+          await resources.identityStore(),
+          resources.chatappInstallNotifier(),
+        );
     }
   } finally {
     await resources.close();

@@ -3,7 +3,9 @@ import type { DataSource } from 'typeorm';
 import type { PlatformConfig } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
 import { IDENTITY_SCHEMA, identityMigrations, IdentityStore, LocalOidcIssuer } from '@interns/identity';
+import type { ChatappInstallNotifier } from './commands/chatapp-installed.command';
 import type { InternOwnerLookup } from './commands/intern-key.command';
+import { lifecycleChatappNotifier } from './lifecycle-chatapp.notifier';
 import { lifecycleOwnerLookup } from './lifecycle-owner.lookup';
 
 const NATS_CONNECT_TIMEOUT_MS = 5000;
@@ -35,18 +37,25 @@ export class AdminResources {
   }
 
   internOwnerLookup(): InternOwnerLookup {
-    return async (internId) => {
-      // Not connectNats(): the services wait for the broker forever, a one-shot command must fail fast.
-      this.nats ??= connect({
-        servers: this.config.natsUrl,
-        name: 'admin',
-        timeout: NATS_CONNECT_TIMEOUT_MS,
-        maxReconnectAttempts: 0,
-      }).catch((error: Error) => {
-        throw new Error(`cannot connect to NATS at ${this.config.natsUrl}: ${error.message}`, { cause: error });
-      });
-      return lifecycleOwnerLookup(await this.nats, this.config.natsPrefix)(internId);
-    };
+    return async (internId) => lifecycleOwnerLookup(await this.natsConnection(), this.config.natsPrefix)(internId);
+  }
+
+  chatappInstallNotifier(): ChatappInstallNotifier {
+    return async (workspaceId) =>
+      lifecycleChatappNotifier(await this.natsConnection(), this.config.natsPrefix)(workspaceId);
+  }
+
+  private natsConnection(): Promise<NatsConnection> {
+    // Not connectNats(): the services wait for the broker forever, a one-shot command must fail fast.
+    this.nats ??= connect({
+      servers: this.config.natsUrl,
+      name: 'admin',
+      timeout: NATS_CONNECT_TIMEOUT_MS,
+      maxReconnectAttempts: 0,
+    }).catch((error: Error) => {
+      throw new Error(`cannot connect to NATS at ${this.config.natsUrl}: ${error.message}`, { cause: error });
+    });
+    return this.nats;
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,6 @@ import {
   CreateInternRequest,
   DomainError,
   InternView,
-  isUuid,
   RequestContext,
   UpdateInternRequest,
 } from '@interns/contracts';
@@ -18,8 +17,11 @@ import {
   internStreamId,
   stateFrom,
 } from '@interns/lifecycle-domain';
+import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import { renderIcon } from './icon';
-import { INTERN_COLUMNS, InternRow, isVisibleTo, toInternView } from './intern-row';
+import { toInternView } from './intern-row';
+import { toDomainEvent } from './intern-streams';
+import { internRowById, notFound, visibleInternRow } from './visible-intern';
 
 const NAME_INDEX = 'interns_name_per_creator';
 const IDEMPOTENCY_PKEY = 'idempotency_keys_pkey';
@@ -31,6 +33,9 @@ export class InternCommandsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly store: PostgresEventStore,
+    private readonly installs: ChatappInstallsService,
+    /** Hears of every create that asked to provision (wakes this replica's process manager). */
+    private readonly onProvisionRequested: () => void = () => undefined,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -64,7 +69,7 @@ export class InternCommandsService {
 
   async update(request: UpdateInternRequest): Promise<InternView> {
     const { principal } = request.context;
-    const row = await this.visibleRow(request.internId, request.context);
+    const row = await visibleInternRow(this.dataSource, request.internId, principal);
     const streamId = internStreamId(row.id);
     await retryOnConcurrency(async () => {
       const { version, events } = await this.store.readStream(streamId);
@@ -75,7 +80,7 @@ export class InternCommandsService {
       if (produced.length === 0) return;
       await this.append(streamId, version, produced, request.context);
     });
-    const updated = await this.visibleRow(row.id, request.context);
+    const updated = await visibleInternRow(this.dataSource, row.id, principal);
     return toInternView(updated, principal, false);
   }
 
@@ -89,6 +94,8 @@ export class InternCommandsService {
     const vaultId = randomUUID();
     const icon = renderIcon(internId);
     const at = this.now().toISOString();
+    const provision = body.provision === true;
+    const chatappInstallPending = provision && (await this.installs.installPending(principal));
     const produced = decide(
       {
         type: 'CreateIntern',
@@ -105,6 +112,8 @@ export class InternCommandsService {
           attachedVaultId,
           iconSha256: icon.sha256,
           at,
+          provision,
+          chatappInstallPending,
         },
       },
       stateFrom([]),
@@ -132,7 +141,8 @@ export class InternCommandsService {
           });
       }
     });
-    const row = await this.rowById(internId);
+    if (provision) this.onProvisionRequested();
+    const row = await internRowById(this.dataSource, internId);
     if (!row) throw new Error(`intern ${internId} missing right after its creation`);
     return { replayed: false, intern: toInternView(row, principal, false) };
   }
@@ -150,7 +160,7 @@ export class InternCommandsService {
     if (previous.request_hash !== requestHash(request)) {
       throw new DomainError('idempotency_key_reused', 'Idempotency-Key was already used with a different body');
     }
-    const row = await this.rowById(previous.intern_id);
+    const row = await internRowById(this.dataSource, previous.intern_id);
     if (!row) throw notFound();
     return { replayed: true, intern: toInternView(row, principal, false) };
   }
@@ -192,29 +202,6 @@ export class InternCommandsService {
       throw error;
     }
   }
-
-  private async visibleRow(internId: string, context: RequestContext): Promise<InternRow> {
-    if (!isUuid(internId)) throw notFound();
-    const row = await this.rowById(internId);
-    if (!row || !isVisibleTo(row, context.principal)) throw notFound();
-    return row;
-  }
-
-  private async rowById(internId: string): Promise<InternRow | null> {
-    const rows: InternRow[] = await this.dataSource.query(
-      `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`,
-      [internId],
-    );
-    return rows[0] ?? null;
-  }
-}
-
-export function notFound(): DomainError {
-  return new DomainError('not_found', 'intern not found');
-}
-
-function toDomainEvent(stored: { type: string; data: Record<string, unknown> }): InternEvent {
-  return { type: stored.type, data: stored.data } as InternEvent;
 }
 
 function requestHash(request: CreateInternRequest): string {

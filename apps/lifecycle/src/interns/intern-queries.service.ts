@@ -2,6 +2,8 @@ import type { DataSource } from 'typeorm';
 import {
   DomainError,
   GetInternRequest,
+  InternIconReply,
+  InternIconRequest,
   InternList,
   InternOwnerReply,
   InternOwnerRequest,
@@ -10,8 +12,8 @@ import {
   ListInternsRequest,
 } from '@interns/contracts';
 import { CursorCodec } from './cursor';
-import { notFound } from './intern-commands.service';
 import { INTERN_COLUMNS, InternRow, isVisibleTo, toInternView } from './intern-row';
+import { notFound, visibleInternRow } from './visible-intern';
 
 export class InternQueriesService {
   constructor(
@@ -29,6 +31,18 @@ export class InternQueriesService {
     const row = rows[0];
     if (!row || !isVisibleTo(row, principal)) throw notFound();
     return toInternView(row, principal, true);
+  }
+
+  /** The identicon made at create; visible exactly when the intern is. */
+  async icon(request: InternIconRequest): Promise<InternIconReply> {
+    const row = await visibleInternRow(this.dataSource, request.internId, request.context.principal);
+    const icons: { sha256: string; png: Buffer }[] = await this.dataSource.query(
+      `SELECT sha256, png FROM lifecycle.icons WHERE intern_id = $1`,
+      [row.id],
+    );
+    const icon = icons[0];
+    if (!icon) throw notFound();
+    return { sha256: icon.sha256, pngBase64: icon.png.toString('base64') };
   }
 
   /** Newest first; one query of limit + 1 rows tells whether another page follows. */

@@ -1,17 +1,28 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { PostgresEventStore } from '@interns/event-store';
 import type { ServiceDeps } from '@interns/health';
+import { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import { IntegrationEventsRelay } from '../integration-events/integration-events.relay';
 import { LIFECYCLE_SCHEMA } from '../migrations';
+import { LeaderLease } from '../provisioning/leader-lease';
+import { ProvisioningProcessManager } from '../provisioning/provisioning.process-manager';
+import { RuntimeDriverClient } from '../provisioning/runtime-driver.client';
+import { WorkSignal } from '../provisioning/work-signal';
 import { CursorCodec } from './cursor';
 import { InternCommandsService } from './intern-commands.service';
 import { InternQueriesService } from './intern-queries.service';
+import { InternStreams } from './intern-streams';
 import { projectInternSummary } from './intern-summary.projection';
+import { InternTransitionsService } from './intern-transitions.service';
 import { InternsNatsController } from './interns.nats.controller';
+
+/** Advisory lock of the process manager's leader (distinct from the relay's). */
+const PROCESS_MANAGER_LOCK: [string, string] = ['process-manager', `${LIFECYCLE_SCHEMA}/provisioning`];
 
 @Module({})
 export class InternsModule {
-  static forRoot({ dataSource }: ServiceDeps): DynamicModule {
+  static forRoot({ dataSource, nc, config, subjects }: ServiceDeps): DynamicModule {
+    const signal = new WorkSignal();
     return {
       module: InternsModule,
       controllers: [InternsNatsController],
@@ -23,9 +34,26 @@ export class InternsModule {
             new PostgresEventStore(dataSource, { schema: LIFECYCLE_SCHEMA, projections: [projectInternSummary] }),
         },
         {
-          provide: InternCommandsService,
-          useFactory: (store: PostgresEventStore) => new InternCommandsService(dataSource, store),
+          provide: InternStreams,
+          useFactory: (store: PostgresEventStore) => new InternStreams(store, () => signal.notify()),
           inject: [PostgresEventStore],
+        },
+        {
+          provide: ChatappInstallsService,
+          useFactory: (streams: InternStreams) => new ChatappInstallsService(dataSource, streams),
+          inject: [InternStreams],
+        },
+        {
+          provide: InternCommandsService,
+          useFactory: (store: PostgresEventStore, installs: ChatappInstallsService) =>
+            new InternCommandsService(dataSource, store, installs, () => signal.notify()),
+          inject: [PostgresEventStore, ChatappInstallsService],
+        },
+        {
+          provide: InternTransitionsService,
+          useFactory: (streams: InternStreams, installs: ChatappInstallsService) =>
+            new InternTransitionsService(dataSource, streams, installs),
+          inject: [InternStreams, ChatappInstallsService],
         },
         {
           provide: InternQueriesService,
@@ -34,6 +62,24 @@ export class InternsModule {
             const [row] = await dataSource.query(`SELECT value FROM lifecycle.settings WHERE name = 'cursor_secret'`);
             return new InternQueriesService(dataSource, new CursorCodec(row.value));
           },
+        },
+        {
+          provide: ProvisioningProcessManager,
+          useFactory: (streams: InternStreams, installs: ChatappInstallsService) =>
+            new ProvisioningProcessManager({
+              dataSource,
+              lease: new LeaderLease(dataSource, PROCESS_MANAGER_LOCK),
+              streams,
+              installs,
+              driver: new RuntimeDriverClient(nc, subjects.runs),
+              signal,
+              concurrency: config.provisionConcurrency,
+              stepDelayMs: config.provisionStepDelayMs,
+              internDomain: config.internDomain,
+              healthTimeoutMs: config.runtimeHealthTimeoutMs,
+              logger: new Logger('ProvisioningProcessManager'),
+            }),
+          inject: [InternStreams, ChatappInstallsService],
         },
       ],
     };

@@ -1,0 +1,25 @@
+import type { DataSource } from 'typeorm';
+import { DomainError, isUuid, Principal } from '@interns/contracts';
+import { INTERN_COLUMNS, InternRow, isVisibleTo } from './intern-row';
+
+export function notFound(): DomainError {
+  return new DomainError('not_found', 'intern not found');
+}
+
+export async function internRowById(dataSource: DataSource, internId: string): Promise<InternRow | null> {
+  const rows: InternRow[] = await dataSource.query(`SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`, [
+    internId,
+  ]);
+  return rows[0] ?? null;
+}
+
+/**
+ * The intern as the principal may see it (CONTRACT section 1, check 7): a non-uuid id, another workspace,
+ * another intern than an intern key's, or a torn-down intern are all 404 `not_found`.
+ */
+export async function visibleInternRow(dataSource: DataSource, internId: string, principal: Principal): Promise<InternRow> {
+  if (!isUuid(internId)) throw notFound();
+  const row = await internRowById(dataSource, internId);
+  if (!row || !isVisibleTo(row, principal)) throw notFound();
+  return row;
+}

@@ -1,0 +1,49 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { InternStatus } from '@interns/contracts';
+
+/** The process manager's to-do list, read from the `lifecycle.interns` read model (partial index). */
+export interface PendingIntern {
+  id: string;
+  status: InternStatus;
+  /** The runtime may be up: booted and not stopped since. */
+  runtimeActive: boolean;
+}
+
+export async function countProvisioning(manager: EntityManager): Promise<number> {
+  const rows: { n: number }[] = await manager.query(
+    `SELECT count(*)::int AS n FROM lifecycle.interns WHERE status = 'provisioning'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Oldest provision request first (global position of the request event). */
+export async function oldestQueued(manager: EntityManager, limit: number): Promise<string[]> {
+  const rows: { id: string }[] = await manager.query(
+    `SELECT id FROM lifecycle.interns WHERE status = 'queued' ORDER BY queue_position, id LIMIT $1`,
+    [limit],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Interns with a step to run: provisioning, tearing down, or stopped/failed with a runtime that may still
+ * be up (it was booted and has not been stopped since).
+ */
+export async function pendingInterns(manager: EntityManager): Promise<PendingIntern[]> {
+  return manager.query(
+    `SELECT id, status, runtime_active AS "runtimeActive" FROM lifecycle.interns
+      WHERE status IN ('provisioning', 'destroying')
+         OR (runtime_active AND status IN ('stopped', 'failed'))
+      ORDER BY queue_position NULLS LAST, id`,
+  );
+}
+
+export const RUNTIME_STOPPABLE: ReadonlySet<InternStatus> = new Set(['stopped', 'failed']);
+
+/** After the runtime was stopped: only when the intern did not change since (`revision` = stream version). */
+export async function clearRuntimeActive(dataSource: DataSource, internId: string, revision: number): Promise<void> {
+  await dataSource.query(`UPDATE lifecycle.interns SET runtime_active = false WHERE id = $1 AND revision = $2`, [
+    internId,
+    revision,
+  ]);
+}

@@ -1,0 +1,324 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { EventMetadata } from '@interns/event-store';
+import { InternCommand, InternPresent, nextTeardownStep } from '@interns/lifecycle-domain';
+import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
+import type { InternStreams, LoadedIntern } from '../interns/intern-streams';
+import type { LeaderLease } from './leader-lease';
+import {
+  clearRuntimeActive,
+  countProvisioning,
+  oldestQueued,
+  PendingIntern,
+  pendingInterns,
+  RUNTIME_STOPPABLE,
+} from './pending-work.queries';
+import { runProvisioningStep } from './provisioning-step.runner';
+import type { RuntimeDriverClient } from './runtime-driver.client';
+import { runTeardownStep } from './teardown-step.runner';
+import type { WorkSignal } from './work-signal';
+
+export interface ProcessManagerLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ProvisioningProcessManagerOptions {
+  dataSource: DataSource;
+  lease: LeaderLease;
+  streams: InternStreams;
+  installs: ChatappInstallsService;
+  driver: RuntimeDriverClient;
+  signal: WorkSignal;
+  /** At most this many interns `provisioning` at once (PROVISION_CONCURRENCY). */
+  concurrency: number;
+  /** PROVISION_STEP_DELAY_MS: a pause before each provisioning step, for demonstrations. */
+  stepDelayMs: number;
+  internDomain: string;
+  healthTimeoutMs: number;
+  pollIntervalMs?: number;
+  logger?: ProcessManagerLogger;
+  now?: () => Date;
+}
+
+/** A step the runtime driver refused outside provisioning and teardown (stopping a suspended runtime). */
+class StopRefused extends Error {
+  override readonly name = 'StopRefused';
+}
+
+const MAX_BACKOFF_MS = 5_000;
+/** Steps in flight at once across interns (teardowns and stops are not bounded by PROVISION_CONCURRENCY). */
+const MAX_PARALLEL_STEPS = 16;
+const SHUTDOWN_GRACE_MS = 2_000;
+
+/**
+ * Drives provisioning and teardown step by step (ARCHITECTURE "Domain code"). One leader among the lifecycle
+ * replicas (advisory lock) polls the read model every `pollIntervalMs`, and at once when this replica
+ * appended. Each tick:
+ *  - releases interns still waiting for a chat-app install that is recorded;
+ *  - promotes `queued` interns (oldest request first) while fewer than `concurrency` are provisioning;
+ *  - starts, per intern with work, one task that loads the stream, runs the current step once through the
+ *    idempotent runtime driver and records the outcome through the decider at the loaded version.
+ * Nothing but the event log says which step is next, so a crash at any point resumes where the log stands:
+ * a step whose completion was recorded never runs again, one cut short runs again (the driver is idempotent).
+ * Transient driver failures back off per intern and never fail the intern.
+ */
+export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly pollIntervalMs: number;
+  private readonly logger: ProcessManagerLogger;
+  private readonly now: () => Date;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Per intern: earliest time for its next task, and consecutive failures (for the backoff). */
+  private readonly notBefore = new Map<string, number>();
+  private readonly failures = new Map<string, number>();
+  /** Provisioning steps already delayed by `stepDelayMs` (`<id>/<attempt>/<step>`). */
+  private readonly delayed = new Set<string>();
+  private loop: Promise<void> | null = null;
+  private stopping = false;
+  private woken = false;
+  private wakeSleeper: (() => void) | null = null;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(private readonly options: ProvisioningProcessManagerOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 150;
+    this.logger = options.logger ?? console;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  onApplicationBootstrap(): void {
+    this.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.stopping = false;
+    this.unsubscribe = this.options.signal.subscribe(() => this.wake());
+    this.loop = this.run();
+  }
+
+  /** Stops polling, gives the steps in flight a moment to record their outcome, then resigns. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.unsubscribe?.();
+    this.wake();
+    await this.loop;
+    this.loop = null;
+  }
+
+  get isLeader(): boolean {
+    return this.options.lease.isLeader;
+  }
+
+  private wake(): void {
+    this.woken = true;
+    this.wakeSleeper?.();
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        const wasLeader = this.options.lease.isLeader;
+        const leader = await this.options.lease.acquire();
+        if (leader && !wasLeader) this.logger.log('process manager: driving provisioning and teardown (leader)');
+        if (leader) await this.tick(leader.manager);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        const delay = Math.min(this.pollIntervalMs * 2 ** failures, MAX_BACKOFF_MS);
+        this.logger.warn(`process manager: ${describe(error)}; resigning, retrying in ${delay} ms`);
+        await this.options.lease.resign().catch(() => undefined);
+        await this.sleep(delay);
+        continue;
+      }
+      await this.sleep(this.pollIntervalMs);
+    }
+    // Steps in flight may still record their outcome; one that hangs is simply run again after a restart.
+    let graceTimer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.inFlight.values()),
+      new Promise((resolve) => (graceTimer = setTimeout(resolve, SHUTDOWN_GRACE_MS))),
+    ]);
+    clearTimeout(graceTimer);
+    await this.options.lease.resign().catch(() => undefined);
+  }
+
+  private async tick(manager: EntityManager): Promise<void> {
+    await this.releaseOverlooked();
+    await this.promoteQueued(manager);
+    const pending = await pendingInterns(manager);
+    const now = Date.now();
+    for (const item of pending) {
+      if (this.stopping || this.inFlight.size >= MAX_PARALLEL_STEPS) break;
+      if (this.inFlight.has(item.id) || (this.notBefore.get(item.id) ?? 0) > now) continue;
+      this.launch(item);
+    }
+    this.forgetSettled(new Set(pending.map((item) => item.id)));
+  }
+
+  private async releaseOverlooked(): Promise<void> {
+    for (const internId of await this.options.installs.overlooked()) {
+      await this.options.installs.release(internId, `process-manager-${internId}`);
+    }
+  }
+
+  /** Oldest request first, while provisioning slots are free. */
+  private async promoteQueued(manager: EntityManager): Promise<void> {
+    const free = this.options.concurrency - (await countProvisioning(manager));
+    if (free <= 0) return;
+    for (const internId of await oldestQueued(manager, free)) {
+      await this.options.streams.execute(
+        internId,
+        (): InternCommand => ({ type: 'StartProvisioning', data: { at: this.now().toISOString() } }),
+        systemMetadata,
+      );
+    }
+  }
+
+  private launch(item: PendingIntern): void {
+    const task = this.advance(item)
+      .then((deferMs) => {
+        this.failures.delete(item.id);
+        if (deferMs === null) this.notBefore.delete(item.id);
+        else this.notBefore.set(item.id, Date.now() + deferMs);
+      })
+      .catch((error: unknown) => {
+        const failures = (this.failures.get(item.id) ?? 0) + 1;
+        this.failures.set(item.id, failures);
+        const wait = Math.min(100 * 2 ** failures, MAX_BACKOFF_MS);
+        this.notBefore.set(item.id, Date.now() + wait);
+        this.logger.warn(`process manager: intern ${item.id} (${item.status}): ${describe(error)}; again in ${wait} ms`);
+      })
+      .finally(() => {
+        this.inFlight.delete(item.id);
+        this.wake();
+      });
+    this.inFlight.set(item.id, task);
+  }
+
+  /** One step for one intern, decided on its freshly loaded stream. Resolves to a deferral in ms, or null. */
+  private async advance(item: PendingIntern): Promise<number | null> {
+    const loaded = await this.options.streams.load(item.id);
+    const { state } = loaded;
+    if (state.kind !== 'present') return null;
+    if (state.status === 'provisioning') return this.provisioningStep(loaded, state);
+    if (state.status === 'destroying') return this.teardownStep(loaded, state);
+    if (item.runtimeActive && RUNTIME_STOPPABLE.has(state.status)) return this.stopRuntime(loaded, state);
+    return null;
+  }
+
+  private async provisioningStep(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
+    const { attempt } = intern;
+    const step = intern.provisioningStep;
+    if (step === null) return null;
+    await this.delayStep(`${intern.id}/${attempt}/${step}`);
+    const outcome = await runProvisioningStep(
+      {
+        driver: this.options.driver,
+        internDomain: this.options.internDomain,
+        healthTimeoutMs: this.options.healthTimeoutMs,
+        now: this.now,
+      },
+      intern,
+      loaded.events,
+      correlationOf(loaded),
+    );
+    if (outcome.kind === 'again') return outcome.afterMs;
+    const at = this.now().toISOString();
+    await this.options.streams.execute(
+      intern.id,
+      (): InternCommand =>
+        outcome.kind === 'done'
+          ? { type: 'CompleteProvisioningStep', data: { attempt, step, hostname: outcome.hostname, at } }
+          : { type: 'FailProvisioning', data: { attempt, step, message: outcome.message, at } },
+      systemMetadata,
+    );
+    return null;
+  }
+
+  private async teardownStep(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
+    const step = nextTeardownStep(intern);
+    if (step === null) return null;
+    const outcome = await runTeardownStep(this.options.driver, intern.id, step, correlationOf(loaded));
+    const at = this.now().toISOString();
+    await this.options.streams.execute(
+      intern.id,
+      (): InternCommand =>
+        outcome.kind === 'done'
+          ? { type: 'CompleteTeardownStep', data: { step, at } }
+          : { type: 'FailTeardown', data: { step, message: outcome.message, at } },
+      systemMetadata,
+      outcome.kind === 'done' && outcome.inTransaction ? { inTransaction: outcome.inTransaction } : {},
+    );
+    return null;
+  }
+
+  /**
+   * A suspended or failed intern whose runtime was booted: end its runs and stop it, then clear the flag,
+   * only if nothing happened to the intern meanwhile (a new provision keeps it set).
+   */
+  private async stopRuntime(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
+    const request = { internId: intern.id, correlationId: correlationOf(loaded) };
+    const ended = await this.options.driver.endRuns(request);
+    if (!ended.ok) throw new StopRefused(`ending runs refused: ${ended.message}`);
+    const stopped = await this.options.driver.stop(request);
+    if (!stopped.ok) throw new StopRefused(`stopping the runtime refused: ${stopped.message}`);
+    await clearRuntimeActive(this.options.dataSource, intern.id, loaded.version);
+    return null;
+  }
+
+  private async delayStep(key: string): Promise<void> {
+    if (this.options.stepDelayMs <= 0 || this.delayed.has(key)) return;
+    this.delayed.add(key);
+    await delay(this.options.stepDelayMs);
+  }
+
+  /** Drops bookkeeping of interns that have no work left. */
+  private forgetSettled(pending: Set<string>): void {
+    for (const id of this.notBefore.keys()) if (!pending.has(id)) this.notBefore.delete(id);
+    for (const id of this.failures.keys()) if (!pending.has(id)) this.failures.delete(id);
+    for (const key of this.delayed) if (!pending.has(key.slice(0, key.indexOf('/')))) this.delayed.delete(key);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeSleeper = null;
+        this.woken = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeSleeper = done;
+    });
+  }
+}
+
+/** The process manager's events carry on the correlation of what caused them; the actor is the system. */
+function systemMetadata(loaded: LoadedIntern): EventMetadata {
+  const last = loaded.events[loaded.events.length - 1];
+  return { correlation_id: correlationOf(loaded), causation_id: last?.eventId ?? null, actor: null };
+}
+
+function correlationOf(loaded: LoadedIntern): string {
+  const last = loaded.events[loaded.events.length - 1];
+  return last?.metadata.correlation_id ?? 'process-manager';
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
