@@ -5,3 +5,4 @@ export * from './upcaster';
 export * from './postgres-event-store';
 export * from './event-tail';
 export * from './outbox-relay';
+export * from './leader-lease';

@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { EventMetadata, StoredEvent } from './event.types';
 import { checkpointOf, EventTail, type TailCheckpoint } from './event-tail';
+import { LeaderLease } from './leader-lease';
 
 /** Compatible with Nest's `Logger` and with `console`. */
 export interface RelayLogger {
@@ -73,13 +74,12 @@ export class OutboxRelay {
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
   private readonly logger: RelayLogger;
-  private readonly lockKey: [string, string];
+  private readonly lease: LeaderLease;
 
   private started = false;
   private loop: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
-  private leaderRunner: QueryRunner | null = null;
   /** undefined: not loaded since taking leadership; null: nothing published yet. */
   private checkpoint: TailCheckpoint | null | undefined;
   private streamReady = false;
@@ -90,7 +90,7 @@ export class OutboxRelay {
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.batchSize = options.batchSize ?? 100;
     this.logger = options.logger ?? console;
-    this.lockKey = ['outbox-relay', `${options.schema}/${options.checkpointName}`];
+    this.lease = new LeaderLease(options.dataSource, ['outbox-relay', `${options.schema}/${options.checkpointName}`]);
   }
 
   /** Ensures the JetStream stream, then starts the publishing loop in the background. */
@@ -117,7 +117,7 @@ export class OutboxRelay {
   }
 
   get isLeader(): boolean {
-    return this.leaderRunner !== null;
+    return this.lease.isLeader;
   }
 
   /** Events committed but not yet published (per the saved checkpoint), from any replica. */
@@ -172,40 +172,18 @@ export class OutboxRelay {
 
   /** The leader's connection, taking the lock when free; null while another instance leads. */
   private async lead(): Promise<QueryRunner | null> {
-    if (this.leaderRunner) return this.leaderRunner;
-    const runner = this.options.dataSource.createQueryRunner();
-    let locked = false;
-    try {
-      const rows: { locked: boolean }[] = await runner.query(
-        'SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS locked',
-        this.lockKey,
-      );
-      locked = rows[0].locked;
-    } finally {
-      if (!locked) await runner.release();
+    const wasLeader = this.lease.isLeader;
+    const runner = await this.lease.acquire();
+    if (runner && !wasLeader) {
+      this.checkpoint = undefined;
+      this.logger.log(`outbox relay ${this.options.checkpointName}: publishing (leader)`);
     }
-    if (!locked) return null;
-    this.leaderRunner = runner;
-    this.checkpoint = undefined;
-    this.logger.log(`outbox relay ${this.options.checkpointName}: publishing (leader)`);
     return runner;
   }
 
   private async resign(): Promise<void> {
-    const runner = this.leaderRunner;
-    if (!runner) return;
-    this.leaderRunner = null;
     this.checkpoint = undefined;
-    try {
-      await runner.query('SELECT pg_advisory_unlock(hashtext($1), hashtext($2))', this.lockKey);
-    } catch {
-      // The session is unusable; end it so the pool cannot hand out a connection that still holds the lock.
-      await Promise.resolve(runner.connect())
-        .then((client: { end?: () => Promise<void> }) => client.end?.())
-        .catch(() => undefined);
-    } finally {
-      await runner.release();
-    }
+    await this.lease.resign();
   }
 
   /** Adds the stream when missing; tolerates another replica adding it at the same moment. */

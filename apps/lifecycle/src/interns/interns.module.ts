@@ -1,10 +1,9 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
-import { PostgresEventStore } from '@interns/event-store';
+import { LeaderLease, PostgresEventStore } from '@interns/event-store';
 import type { ServiceDeps } from '@interns/health';
 import { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import { IntegrationEventsRelay } from '../integration-events/integration-events.relay';
 import { LIFECYCLE_SCHEMA } from '../migrations';
-import { LeaderLease } from '../provisioning/leader-lease';
 import { ProvisioningProcessManager } from '../provisioning/provisioning.process-manager';
 import { RuntimeDriverClient } from '../provisioning/runtime-driver.client';
 import { WorkSignal } from '../provisioning/work-signal';

@@ -1,10 +1,9 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { EventMetadata } from '@interns/event-store';
+import type { EventMetadata, LeaderLease } from '@interns/event-store';
 import { InternCommand, InternPresent, nextTeardownStep } from '@interns/lifecycle-domain';
 import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import type { InternStreams, LoadedIntern } from '../interns/intern-streams';
-import type { LeaderLease } from './leader-lease';
 import {
   clearRuntimeActive,
   countProvisioning,

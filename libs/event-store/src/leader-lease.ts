@@ -1,7 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 
 /**
- * Leadership among replicas, as the outbox relay of libs/event-store takes it: a session-level
+ * Leadership among replicas (the outbox relay, the lifecycle process manager): a session-level
  * `pg_try_advisory_lock` held on a dedicated pooled connection. The leader also reads through that
  * connection, so losing it ends the reads and the lock together; standbys try again on every poll.
  */
