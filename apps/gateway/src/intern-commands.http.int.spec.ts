@@ -1,17 +1,11 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { toPng } from 'jdenticon';
-import { InternIconReply, loadConfig, subjectsFor } from '@interns/contracts';
-import { IdentityStore } from '@interns/identity';
-import { connectNats } from '@interns/messaging';
-import { createTestDatabase, TestDatabase, testNatsPrefix } from '@interns/testing';
-import { RunningGateway, startGateway } from './gateway.bootstrap';
+import { InternIconReply } from '@interns/contracts';
+import type { RunningGateway } from './gateway.bootstrap';
+import { GatewayHarness, startGatewayHarness } from './testing/gateway-harness';
 import { call, HttpAnswer, HttpCall } from './testing/http-call';
-import { bearer, identityFile, KEYS } from './testing/identity-fixture';
+import { bearer, KEYS } from './testing/identity-fixture';
 import { LifecycleStandIn, StandInBehaviour } from './testing/lifecycle-stand-in';
 
 const INTERN_ID = '5e1f0c2a-7b7d-4c55-9a43-0d7c1e2f3a4b';
@@ -37,10 +31,8 @@ function accepting({ subject }: { subject: string }): StandInBehaviour {
 }
 
 describe('gateway: delete, provision, suspend and icon over real PostgreSQL and NATS', () => {
-  let db: TestDatabase;
-  let dataDir: string;
+  let harness: GatewayHarness;
   let gateway: RunningGateway;
-  let nc: NatsConnection;
   let standIn: LifecycleStandIn;
 
   const request = (path: string, options: HttpCall = {}): Promise<HttpAnswer> => call(gateway.port, path, options);
@@ -55,30 +47,14 @@ describe('gateway: delete, provision, suspend and icon over real PostgreSQL and 
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'gateway-commands-spec-'));
-    const prefix = testNatsPrefix();
-    const config = loadConfig({
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GATEWAY_PORT: '0',
-      DATA_DIR: dataDir,
-      LIFECYCLE_ROUTE_DEADLINE_MS: String(ROUTE_DEADLINE_MS),
-    });
-    gateway = await startGateway(config, { logLevels: ['error', 'fatal'] });
-    await new IdentityStore(gateway.deps.dataSource).apply(identityFile());
-    nc = await connectNats({ url: config.natsUrl, name: 'gateway-commands-spec-lifecycle-stand-in' });
-    standIn = new LifecycleStandIn(nc, subjectsFor(prefix));
-    await standIn.start();
+    harness = await startGatewayHarness({ name: 'gateway-commands-spec', routeDeadlineMs: ROUTE_DEADLINE_MS });
+    ({ gateway, standIn } = harness);
   });
 
   beforeEach(() => standIn.answer(accepting));
 
   afterAll(async () => {
-    await nc?.drain();
-    await gateway?.close();
-    await db?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await harness?.stop();
   });
 
   describe('DELETE /interns/{intern_id}', () => {

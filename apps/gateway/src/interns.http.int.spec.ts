@@ -1,15 +1,10 @@
 import 'reflect-metadata';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { InternView, loadConfig, subjectsFor, UNAUTHENTICATED_MESSAGE } from '@interns/contracts';
-import { IdentityStore, LocalOidcIssuer } from '@interns/identity';
-import { connectNats } from '@interns/messaging';
-import { createTestDatabase, TestDatabase, testNatsPrefix } from '@interns/testing';
-import { RunningGateway, startGateway } from './gateway.bootstrap';
+import { InternView, UNAUTHENTICATED_MESSAGE } from '@interns/contracts';
+import { LocalOidcIssuer } from '@interns/identity';
+import type { RunningGateway } from './gateway.bootstrap';
+import { GatewayHarness, startGatewayHarness } from './testing/gateway-harness';
 import { call, HttpAnswer, HttpCall } from './testing/http-call';
-import { bearer, identityFile, KEYS, MEMBERS, ORGANIZATIONS, WORKSPACE_MAIN } from './testing/identity-fixture';
+import { bearer, KEYS, MEMBERS, ORGANIZATIONS, WORKSPACE_MAIN } from './testing/identity-fixture';
 import { LifecycleStandIn } from './testing/lifecycle-stand-in';
 
 const INTERN_ID = '5e1f0c2a-7b7d-4c55-9a43-0d7c1e2f3a4b';
@@ -37,10 +32,8 @@ const refused = (status: number, reason: string, retryable = false) => ({
 });
 
 describe('gateway: /api/v1/interns over real PostgreSQL and NATS', () => {
-  let db: TestDatabase;
-  let dataDir: string;
+  let harness: GatewayHarness;
   let gateway: RunningGateway;
-  let nc: NatsConnection;
   let standIn: LifecycleStandIn;
   let tokens: { withScope: string; withoutScope: string; inactiveMember: string };
 
@@ -53,30 +46,16 @@ describe('gateway: /api/v1/interns over real PostgreSQL and NATS', () => {
   const asUser = (options: HttpCall = {}): HttpCall => ({ ...options, headers: { ...bearer(KEYS.user), ...options.headers } });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'gateway-spec-'));
-    const prefix = testNatsPrefix();
-    const config = loadConfig({
-      DATABASE_URL: db.url,
-      NATS_PREFIX: prefix,
-      GATEWAY_PORT: '0',
-      DATA_DIR: dataDir,
-      LIFECYCLE_ROUTE_DEADLINE_MS: String(ROUTE_DEADLINE_MS),
-    });
-    gateway = await startGateway(config, { logLevels: ['error', 'fatal'] });
-    await new IdentityStore(gateway.deps.dataSource).apply(identityFile());
+    harness = await startGatewayHarness({ name: 'gateway-spec', routeDeadlineMs: ROUTE_DEADLINE_MS });
+    ({ gateway, standIn } = harness);
 
-    const issuer = await LocalOidcIssuer.open(dataDir);
+    const issuer = await LocalOidcIssuer.open(harness.dataDir);
     const claims = { org: ORGANIZATIONS.main, workspace_id: WORKSPACE_MAIN, ttlSeconds: 600 };
     tokens = {
       withScope: await issuer.sign({ ...claims, sub: MEMBERS.active, scope: 'interns vault:read' }),
       withoutScope: await issuer.sign({ ...claims, sub: MEMBERS.active, scope: 'vault:read' }),
       inactiveMember: await issuer.sign({ ...claims, sub: MEMBERS.inactive, scope: 'interns' }),
     };
-
-    nc = await connectNats({ url: config.natsUrl, name: 'gateway-spec-lifecycle-stand-in' });
-    standIn = new LifecycleStandIn(nc, subjectsFor(prefix));
-    await standIn.start();
   });
 
   beforeEach(() => {
@@ -88,10 +67,7 @@ describe('gateway: /api/v1/interns over real PostgreSQL and NATS', () => {
   });
 
   afterAll(async () => {
-    await nc?.drain();
-    await gateway?.close();
-    await db?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await harness?.stop();
   });
 
   describe('check 1: regional host', () => {
