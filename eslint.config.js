@@ -39,7 +39,7 @@ export default [
   },
   {
     // Domain libs and contracts stay free of I/O and frameworks.
-    files: ['libs/lifecycle-domain/**/*.ts', 'libs/contracts/**/*.ts'],
+    files: ['libs/lifecycle-domain/**/*.ts', 'libs/runs-domain/**/*.ts', 'libs/contracts/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [

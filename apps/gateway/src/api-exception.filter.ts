@@ -10,6 +10,7 @@ import {
   RpcUnavailableError,
   toHttpError,
 } from '@interns/messaging';
+import { HttpErrorException } from './chat/http-error.exception';
 import { GATEWAY_CONFIG } from './gateway.tokens';
 import { apiErrorForStatus, sendHttpError } from './http-error.reply';
 
@@ -47,6 +48,7 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
   private toApiError(exception: unknown, request: FastifyRequest): HttpError {
     const correlationId = request.gateway?.correlationId ?? '-';
     const deadlineMs = request.gateway?.routeDeadlineMs ?? this.config.lifecycleRouteDeadlineMs;
+    if (exception instanceof HttpErrorException) return exception.httpError;
     if (exception instanceof HttpException) return this.fromHttpException(exception, deadlineMs, correlationId);
     if (exception instanceof DomainError || exception instanceof RemoteServiceError) {
       return toHttpError(exception, deadlineMs);

@@ -4,11 +4,12 @@ import type { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DataSource } from 'typeorm';
-import { MAX_BODY_BYTES, PlatformConfig } from '@interns/contracts';
+import { MAX_BODY_BYTES, PlatformConfig, subjectsFor } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
 import { natsReadiness } from '@interns/health';
 import { CredentialResolver, IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
-import { connectNats, RpcClient } from '@interns/messaging';
+import { connectNats, RpcClient, SessionChannel } from '@interns/messaging';
+import { ChatTurnLimiter } from './chat/chat-turn-limiter';
 import { answerFrameworkError } from './framework-errors';
 import { GatewayModule } from './gateway.module';
 import { GatewayDependencies } from './gateway.tokens';
@@ -70,7 +71,15 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
         dataDir: config.dataDir,
       },
     });
-    deps = { config, dataSource, nats, rpc: new RpcClient(nats), resolver };
+    deps = {
+      config,
+      dataSource,
+      nats,
+      rpc: new RpcClient(nats),
+      resolver,
+      limiter: new ChatTurnLimiter({ dataSource, turnsPerMinute: config.chatTurnsPerMinute }),
+      channel: new SessionChannel(nats, subjectsFor(config.natsPrefix).runs),
+    };
   } catch (error) {
     await closeConnections(nats, dataSource);
     throw error;

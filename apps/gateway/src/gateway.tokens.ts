@@ -2,7 +2,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import type { PlatformConfig } from '@interns/contracts';
 import type { CredentialResolver } from '@interns/identity';
-import type { RpcClient } from '@interns/messaging';
+import type { RpcClient, SessionChannel } from '@interns/messaging';
+import type { ChatTurnLimiter } from './chat/chat-turn-limiter';
 
 /** What the gateway's Nest module is built from: opened once per process by the bootstrap, never per request. */
 export interface GatewayDependencies {
@@ -13,6 +14,10 @@ export interface GatewayDependencies {
   nats: NatsConnection;
   rpc: RpcClient;
   resolver: CredentialResolver;
+  /** The chat turn limiter, its state in the identity schema (shared by every gateway replica). */
+  limiter: ChatTurnLimiter;
+  /** Tells a run's owner that its client left. */
+  channel: SessionChannel;
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -43,6 +43,7 @@ export class InternRouteChecks {
 
     const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
     if (route === null) return undefined;
+    if (route.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
     const refusal = await this.check(request, route, state);
     if (refusal === null) return undefined;
     return sendHttpError(reply, refusal);

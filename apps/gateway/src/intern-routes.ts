@@ -4,6 +4,8 @@
  * so encoded or absolute-form targets cannot slip past the checks; an unmatched path is judged by its
  * decoded text, so routes not implemented yet still answer in check order.
  */
+import { DomainError, isUuid } from '@interns/contracts';
+
 export const API_PREFIX = '/api/v1';
 export const INTERNS_PATH = `${API_PREFIX}/interns`;
 /** The parameter name every `/interns/{intern_id}` route uses (controllers must declare it so). */
@@ -20,10 +22,14 @@ const LIFECYCLE_WRITES: ReadonlySet<string> = new Set([
   `POST ${ONE_INTERN}/suspend`,
 ]);
 
+/** Chat and invoke: the route deadline is the run routes' (RUN_ROUTE_DEADLINE_MS), not the lifecycle routes'. */
+const RUN_ROUTES: ReadonlySet<string> = new Set([`POST ${ONE_INTERN}/chat/completions`, `POST ${ONE_INTERN}/invoke`]);
+
 export interface InternRoute {
   /** The route's shape, `/api/v1/interns/:intern_id/...`. */
   pattern: string;
   lifecycleWrite: boolean;
+  runRoute: boolean;
 }
 
 /**
@@ -34,7 +40,8 @@ export interface InternRoute {
 export function classifyInternRoute(method: string, routePattern: string | undefined, url: string): InternRoute | null {
   const pattern = routePattern ?? patternOfPath(pathOf(url));
   if (pattern === null || !isUnderInterns(pattern)) return null;
-  return { pattern, lifecycleWrite: LIFECYCLE_WRITES.has(`${method} ${pattern}`) };
+  const route = `${method} ${pattern}`;
+  return { pattern, lifecycleWrite: LIFECYCLE_WRITES.has(route), runRoute: RUN_ROUTES.has(route) };
 }
 
 function isUnderInterns(path: string): boolean {
@@ -61,4 +68,10 @@ function patternOfPath(path: string): string | null {
   const rest = path.slice(INTERNS_PATH.length + 1);
   const slash = rest.indexOf('/');
   return slash === -1 ? ONE_INTERN : `${ONE_INTERN}${rest.slice(slash)}`;
+}
+
+/** Check 7, the part the gateway can see: an id that is not a uuid names no intern. */
+export function visibleId(internId: string): string {
+  if (!isUuid(internId)) throw new DomainError('not_found', 'intern not found');
+  return internId.toLowerCase();
 }

@@ -4,14 +4,12 @@ import {
   CreateInternReply,
   CreateInternRequest,
   DeleteInternRequest,
-  DomainError,
   GetInternRequest,
   InternCommandRequest,
   InternIconReply,
   InternIconRequest,
   InternList,
   InternView,
-  isUuid,
   ListInternsRequest,
   parseCreateInternBody,
   parseDeleteInternBody,
@@ -24,8 +22,8 @@ import {
 } from '@interns/contracts';
 import { assertNoCommandBody, jsonBodyOf, optionalJsonBodyOf } from './body-rules';
 import { iconAnswer } from './intern-icon.reply';
-import { INTERN_ID_PARAM } from './intern-routes';
-import { LifecycleClient } from './lifecycle.client';
+import { INTERN_ID_PARAM, visibleId } from './intern-routes';
+import { ServiceClient } from './service.client';
 
 type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -46,41 +44,41 @@ interface SuspendedAnswer {
  */
 @Controller('api/v1/interns')
 export class InternsHttpController {
-  constructor(private readonly lifecycle: LifecycleClient) {}
+  constructor(private readonly services: ServiceClient) {}
 
   @Get()
   list(@Req() request: FastifyRequest): Promise<InternList> {
     // Fastify's query parser has decoded `%2C` already, so `status=running%2Cstopped` splits like a comma.
     const query = parseListQuery(request.query as RawQuery);
-    const payload: ListInternsRequest = { context: this.lifecycle.contextOf(request), ...query };
-    return this.lifecycle.request<InternList>(this.lifecycle.subjects.listInterns, request, payload);
+    const payload: ListInternsRequest = { context: this.services.contextOf(request), ...query };
+    return this.services.request<InternList>(this.services.subjects.lifecycle.listInterns, request, payload);
   }
 
   @Post()
   async create(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<InternView> {
     const body = parseCreateInternBody(jsonBodyOf(request));
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-    const payload: CreateInternRequest = { context: this.lifecycle.contextOf(request), body, idempotencyKey };
-    const answer = await this.lifecycle.request<CreateInternReply>(this.lifecycle.subjects.createIntern, request, payload);
+    const payload: CreateInternRequest = { context: this.services.contextOf(request), body, idempotencyKey };
+    const answer = await this.services.request<CreateInternReply>(this.services.subjects.lifecycle.createIntern, request, payload);
     reply.code(answer.replayed ? 200 : 201);
     return answer.intern;
   }
 
   @Get(`:${INTERN_ID_PARAM}`)
   get(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<InternView> {
-    const payload: GetInternRequest = { context: this.lifecycle.contextOf(request), internId: visibleId(internId) };
-    return this.lifecycle.request<InternView>(this.lifecycle.subjects.getIntern, request, payload);
+    const payload: GetInternRequest = { context: this.services.contextOf(request), internId: visibleId(internId) };
+    return this.services.request<InternView>(this.services.subjects.lifecycle.getIntern, request, payload);
   }
 
   @Patch(`:${INTERN_ID_PARAM}`)
   update(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<InternView> {
     const body = parseUpdateInternBody(jsonBodyOf(request));
     const payload: UpdateInternRequest = {
-      context: this.lifecycle.contextOf(request),
+      context: this.services.contextOf(request),
       internId: visibleId(internId),
       body,
     };
-    return this.lifecycle.request<InternView>(this.lifecycle.subjects.updateIntern, request, payload);
+    return this.services.request<InternView>(this.services.subjects.lifecycle.updateIntern, request, payload);
   }
 
   @Delete(`:${INTERN_ID_PARAM}`)
@@ -88,7 +86,7 @@ export class InternsHttpController {
   remove(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<DeletingAnswer> {
     const body = parseDeleteInternBody(optionalJsonBodyOf(request));
     const payload: DeleteInternRequest = { ...this.commandOf(request, internId), body };
-    return this.lifecycle.request<DeletingAnswer>(this.lifecycle.subjects.deleteIntern, request, payload);
+    return this.services.request<DeletingAnswer>(this.services.subjects.lifecycle.deleteIntern, request, payload);
   }
 
   @Post(`:${INTERN_ID_PARAM}/provision`)
@@ -96,7 +94,7 @@ export class InternsHttpController {
   provision(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<ProvisioningAnswer> {
     assertNoCommandBody(request);
     const payload: ProvisionInternRequest = this.commandOf(request, internId);
-    return this.lifecycle.request<ProvisioningAnswer>(this.lifecycle.subjects.provisionIntern, request, payload);
+    return this.services.request<ProvisioningAnswer>(this.services.subjects.lifecycle.provisionIntern, request, payload);
   }
 
   @Post(`:${INTERN_ID_PARAM}/suspend`)
@@ -104,7 +102,7 @@ export class InternsHttpController {
   suspend(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<SuspendedAnswer> {
     assertNoCommandBody(request);
     const payload: SuspendInternRequest = this.commandOf(request, internId);
-    return this.lifecycle.request<SuspendedAnswer>(this.lifecycle.subjects.suspendIntern, request, payload);
+    return this.services.request<SuspendedAnswer>(this.services.subjects.lifecycle.suspendIntern, request, payload);
   }
 
   @Get(`:${INTERN_ID_PARAM}/icon`)
@@ -114,7 +112,7 @@ export class InternsHttpController {
     @Param(INTERN_ID_PARAM) internId: string,
   ): Promise<Buffer | undefined> {
     const payload: InternIconRequest = this.commandOf(request, internId);
-    const icon = await this.lifecycle.request<InternIconReply>(this.lifecycle.subjects.internIcon, request, payload);
+    const icon = await this.services.request<InternIconReply>(this.services.subjects.lifecycle.internIcon, request, payload);
     const answer = iconAnswer(icon, (request.query as RawQuery).v, request.headers['if-none-match']);
     reply.code(answer.status).headers(answer.headers);
     return answer.body;
@@ -122,12 +120,6 @@ export class InternsHttpController {
 
   /** Who asks about which intern; call it after the body rules, since a non-uuid id is 404 only then. */
   private commandOf(request: FastifyRequest, internId: string): InternCommandRequest {
-    return { context: this.lifecycle.contextOf(request), internId: visibleId(internId) };
+    return { context: this.services.contextOf(request), internId: visibleId(internId) };
   }
-}
-
-/** Check 7, the part the gateway can see: an id that is not a uuid names no intern. */
-function visibleId(internId: string): string {
-  if (!isUuid(internId)) throw new DomainError('not_found', 'intern not found');
-  return internId.toLowerCase();
 }

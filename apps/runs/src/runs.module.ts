@@ -1,15 +1,56 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/health';
 import type { ServiceDeps } from '@interns/health';
+import { PostgresEventStore } from '@interns/event-store';
+import { SessionChannel } from '@interns/messaging';
+import { ModelProviders } from './agent/model-providers';
+import { chatNatsController, TURNS_SERVICE } from './chat/chat.nats.controller';
+import { InternLookup } from './chat/intern-lookup';
+import { TurnsService } from './chat/turns.service';
+import { RUN_HOST, RunHost } from './runs/run-host';
+import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
+import { ModelCatalog } from './runtime/model-catalog';
 import { RuntimeModule } from './runtime/runtime.module';
+import { sessionReadModelProjection } from './sessions/session-read-model.projection';
+import { SessionStreams } from './sessions/session-streams';
+
+/** Ends this replica's runs before the connections close, so attached clients hear why. */
+@Injectable()
+class RunsShutdown implements OnApplicationShutdown {
+  constructor(@Inject(RUN_HOST) private readonly host: RunHost) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.host.shutdown();
+  }
+}
 
 @Module({})
 export class RunsModule {
   static forRoot(deps: ServiceDeps): DynamicModule {
+    const { config, subjects, nc, dataSource } = deps;
+    const catalog = new ModelCatalog({ defaultModel: config.defaultModel, openAiCompatibleBaseUrl: config.modelApiBaseUrl });
+    const driver = new LocalRuntimeDriver({ dataDir: config.dataDir, archiveDir: config.archiveDir, catalog });
+    const streams = new SessionStreams(new PostgresEventStore(dataSource, { schema: 'runs', projections: [sessionReadModelProjection] }));
+    const host = new RunHost(
+      { nc, subjects, streams, settings: config },
+      new SessionChannel(nc, subjects.runs),
+      dataSource,
+      config.maxRunsPerIntern,
+    );
+    const models = new ModelProviders({
+      catalog,
+      baseUrl: config.modelApiBaseUrl,
+      apiKey: config.modelApiKey,
+      requestTimeoutMs: config.modelRequestTimeoutMs,
+    });
+    const turns = new TurnsService(host, streams, new InternLookup(nc, subjects.lifecycle), models, (internId) =>
+      driver.workspacePath(internId),
+    );
     return {
       module: RunsModule,
-      imports: [RuntimeModule.forRoot(deps)],
-      controllers: [pingNatsController('runs', deps.subjects.runs.ping)],
+      imports: [RuntimeModule.forRoot({ subjects, driver, host })],
+      controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs)],
+      providers: [{ provide: TURNS_SERVICE, useValue: turns }, { provide: RUN_HOST, useValue: host }, RunsShutdown],
     };
   }
 }

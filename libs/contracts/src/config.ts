@@ -33,6 +33,25 @@ export interface PlatformConfig {
   provisionStepDelayMs: number;
   /** How long provisioning step 4 waits for a healthy runtime before the intern fails. */
   runtimeHealthTimeoutMs: number;
+  /** How long a `service.provide_input` question stays open; then the run is cancelled. */
+  interactionDeadlineMs: number;
+  /** Silence on a chat stream after which the gateway writes a `: keepalive` comment. */
+  keepaliveIntervalMs: number;
+  /** How long a run may go on (chat and invoke). */
+  executionDeadlineMs: number;
+  /** Chat prompts, invokes and signings per caller per intern per minute. */
+  chatTurnsPerMinute: number;
+  /** Concurrent runs on one intern; beyond: 409 `busy`. */
+  maxRunsPerIntern: number;
+  /** How often a run's owner sends a heartbeat on a quiet stream; the relay declares the link severed after 3 missed. */
+  streamHeartbeatMs: number;
+  /** Bytes the gateway holds for a chat client that does not read; beyond, the stream is cut and the run cancelled. */
+  streamClientBufferBytes: number;
+  /** The shell tool: how long a command may run, and how much of its output is kept. */
+  shellTimeoutMs: number;
+  shellOutputLimitBytes: number;
+  /** How long the runs service waits for an OpenAI-compatible provider to start answering. */
+  modelRequestTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -87,6 +106,16 @@ export function loadConfig(env: Env): PlatformConfig {
     provisionConcurrency: positiveIntFrom(env, 'PROVISION_CONCURRENCY', 4),
     provisionStepDelayMs: intFrom(env, 'PROVISION_STEP_DELAY_MS', 0),
     runtimeHealthTimeoutMs: intFrom(env, 'RUNTIME_HEALTH_TIMEOUT_MS', 30000),
+    interactionDeadlineMs: positiveIntFrom(env, 'INTERACTION_DEADLINE_MS', 300000),
+    keepaliveIntervalMs: positiveIntFrom(env, 'KEEPALIVE_INTERVAL_MS', 30000),
+    executionDeadlineMs: positiveIntFrom(env, 'EXECUTION_DEADLINE_MS', 3600000),
+    chatTurnsPerMinute: positiveIntFrom(env, 'CHAT_TURNS_PER_MINUTE', 30),
+    maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),
+    streamHeartbeatMs: positiveIntFrom(env, 'STREAM_HEARTBEAT_MS', 1000),
+    streamClientBufferBytes: positiveIntFrom(env, 'STREAM_CLIENT_BUFFER_BYTES', 1048576),
+    shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),
+    shellOutputLimitBytes: positiveIntFrom(env, 'SHELL_OUTPUT_LIMIT_BYTES', 65536),
+    modelRequestTimeoutMs: positiveIntFrom(env, 'MODEL_REQUEST_TIMEOUT_MS', 120000),
   };
 }
 

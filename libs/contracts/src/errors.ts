@@ -15,11 +15,15 @@ export const ERROR_REASONS = {
   intern_not_running: { status: 409, retryable: false },
   busy: { status: 409, retryable: true },
   interaction_not_pending: { status: 409, retryable: false },
+  /** Chat stream error chunk: the intern ended the run (suspend, delete, a deadline) while the client was connected. */
+  run_ended: { status: 410, retryable: false },
   payload_too_large: { status: 413, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },
   internal_error: { status: 500, retryable: true },
   configuration_error: { status: 500, retryable: false },
+  /** Chat stream error chunk: the link to the run broke without the run's confirmation. */
+  stream_severed: { status: 502, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 
 export type ErrorReason = keyof typeof ERROR_REASONS;

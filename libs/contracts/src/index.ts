@@ -5,3 +5,6 @@ export * from './intern';
 export * from './validation';
 export * from './rpc';
 export * from './config';
+export * from './chat';
+export * from './chat-validation';
+export * from './decider-spec';

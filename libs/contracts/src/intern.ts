@@ -152,6 +152,11 @@ export interface RuntimeRequest {
   correlationId: string;
 }
 
+export interface RuntimeEndRunsRequest extends RuntimeRequest {
+  /** Why the intern ends its runs; told to clients as 410 `run_ended`. */
+  reason: 'intern_suspended' | 'intern_deleted';
+}
+
 export interface RuntimeBootRequest extends RuntimeRequest {
   /** The intern's model, or null for DEFAULT_MODEL. */
   model: string | null;

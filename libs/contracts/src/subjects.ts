@@ -27,6 +27,9 @@ export const LIFECYCLE_QUERIES = {
 
 export const RUNS_QUERIES = { ping: 'ping', runtimeHealth: 'runtime-health' } as const;
 
+/** Chat and invoke (CONTRACT sections 6 and 7), served by any runs replica. */
+export const RUNS_COMMANDS = { chat: 'chat', invoke: 'invoke' } as const;
+
 /** The runtime driver of the local runs service (CONTRACT section 5 steps; lifecycle calls these over NATS). */
 export const RUNTIME_COMMANDS = {
   prepareDisk: 'runtime-prepare-disk',
@@ -59,6 +62,8 @@ export function subjectsFor(prefix: string) {
     },
     runs: {
       ping: qry('runs', RUNS_QUERIES.ping),
+      chat: cmd('runs', RUNS_COMMANDS.chat),
+      invoke: cmd('runs', RUNS_COMMANDS.invoke),
       runtimeHealth: qry('runs', RUNS_QUERIES.runtimeHealth),
       runtimePrepareDisk: cmd('runs', RUNTIME_COMMANDS.prepareDisk),
       runtimeBoot: cmd('runs', RUNTIME_COMMANDS.boot),
@@ -67,7 +72,8 @@ export function subjectsFor(prefix: string) {
       runtimeArchive: cmd('runs', RUNTIME_COMMANDS.archive),
       runtimeRemoveDisk: cmd('runs', RUNTIME_COMMANDS.removeDisk),
       stream: (streamId: string) => `${p}.runs.stream.${streamId}`,
-      session: (sessionId: string) => `${p}.runs.session.${sessionId}`,
+      /** Takes the token of `sessionSubjectToken(sessionId)`, not the session id itself. */
+      session: (sessionToken: string) => `${p}.runs.session.${sessionToken}`,
     },
     analytics: {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),

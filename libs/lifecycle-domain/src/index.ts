@@ -1,4 +1,4 @@
 export * from './intern/intern.events';
 export * from './intern/intern.commands';
 export * from './intern/intern.decider';
-export * from './testing/decider-spec';
+

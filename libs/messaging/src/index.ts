@@ -2,3 +2,4 @@ export * from './nats-connection';
 export * from './rpc-client';
 export * from './domain-error.filter';
 export * from './http-error';
+export * from './session-channel';

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startServiceProcess, ServiceProcess } from './service-process';
+import { JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
 
 const run = promisify(execFile);
@@ -36,6 +37,8 @@ export interface ApiRequest {
  */
 export class Platform {
   private readonly processes = new Map<PlatformService, ServiceProcess>();
+  /** Further replicas (e.g. a second runs service), each on its own health port. */
+  private readonly replicas: ServiceProcess[] = [];
 
   private constructor(
     readonly database: TestDatabase,
@@ -94,6 +97,24 @@ export class Platform {
     });
     this.processes.set(service, started);
     return started;
+  }
+
+  /** Starts one more replica of a service beside the first (same database, prefix and DATA_DIR). */
+  async startReplica(service: Exclude<PlatformService, 'gateway'>): Promise<ServiceProcess> {
+    const port = await freePort();
+    const portVariable = `${service.toUpperCase()}_PORT`;
+    const started = await startServiceProcess({
+      entry: resolve('dist/apps', service, 'src/main.js'),
+      port,
+      env: { ...this.env, [portVariable]: String(port) },
+    });
+    this.replicas.push(started);
+    return started;
+  }
+
+  /** POSTs a chat or invoke body to the gateway; an event stream comes back as an SseResponse. */
+  post(path: string, token: string, json: unknown, headers?: Record<string, string>): Promise<SseResponse | JsonAnswer> {
+    return postForStream(`${this.gatewayUrl}${path}`, { token, json, headers });
   }
 
   async stopService(service: PlatformService, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -156,7 +177,8 @@ export class Platform {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.processes.values()].map((p) => p.stop('SIGTERM').catch(() => p.kill())));
+    const running = [...this.processes.values(), ...this.replicas.splice(0)];
+    await Promise.all(running.map((p) => p.stop('SIGTERM').catch(() => p.kill())));
     this.processes.clear();
     await this.database.drop();
     await rm(this.dataDir, { recursive: true, force: true });

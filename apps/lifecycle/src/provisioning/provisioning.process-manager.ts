@@ -263,7 +263,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
    */
   private async stopRuntime(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
     const request = { internId: intern.id, correlationId: correlationOf(loaded) };
-    const ended = await this.options.driver.endRuns(request);
+    const ended = await this.options.driver.endRuns({ ...request, reason: 'intern_suspended' });
     if (!ended.ok) throw new StopRefused(`ending runs refused: ${ended.message}`);
     const stopped = await this.options.driver.stop(request);
     if (!stopped.ok) throw new StopRefused(`stopping the runtime refused: ${stopped.message}`);

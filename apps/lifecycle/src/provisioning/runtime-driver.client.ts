@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type {
   RuntimeArchiveResult,
   RuntimeBootRequest,
+  RuntimeEndRunsRequest,
   RuntimeHealthReply,
   RuntimeRequest,
   RuntimeStepReply,
@@ -44,7 +45,7 @@ export class RuntimeDriverClient {
     return this.call(this.subjects.runtimeHealth, request, STEP_TIMEOUT_MS);
   }
 
-  endRuns(request: RuntimeRequest): Promise<RuntimeStepReply> {
+  endRuns(request: RuntimeEndRunsRequest): Promise<RuntimeStepReply> {
     return this.call(this.subjects.runtimeEndRuns, request, STEP_TIMEOUT_MS);
   }
 

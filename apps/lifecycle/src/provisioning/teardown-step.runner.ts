@@ -23,7 +23,7 @@ export async function runTeardownStep(
   const request = { internId, correlationId };
   switch (step) {
     case 'runs_end':
-      return verdict(await driver.endRuns(request));
+      return verdict(await driver.endRuns({ ...request, reason: 'intern_deleted' }));
     case 'runtime_stop':
       return verdict(await driver.stop(request));
     case 'workspace_archive':

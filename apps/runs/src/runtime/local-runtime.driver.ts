@@ -109,7 +109,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
 
   async endRuns(internId: string): Promise<RuntimeStepReply> {
     this.workspacePath(internId);
-    // Runs do not exist yet in this service; this is the hook where they will be ended.
+    // The runs themselves are ended by the run host before this (see RuntimeNatsController.endRuns).
     return OK;
   }
 

@@ -1,30 +1,21 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import type { ServiceDeps } from '@interns/health';
-import { LocalRuntimeDriver } from './local-runtime.driver';
-import { ModelCatalog } from './model-catalog';
+import type { Subjects } from '@interns/contracts';
+import { RUN_HOST } from '../runs/run-host';
+import type { RunHost } from '../runs/run-host';
+import type { RuntimeDriver } from './runtime-driver';
 import { RUNTIME_DRIVER } from './runtime-driver';
 import { runtimeNatsController } from './runtime.nats.controller';
 
 /** The intern runtimes this service hosts (local mode), reached by lifecycle over NATS. */
 @Module({})
 export class RuntimeModule {
-  static forRoot({ config, subjects }: ServiceDeps): DynamicModule {
+  static forRoot(options: { subjects: Subjects; driver: RuntimeDriver; host: RunHost }): DynamicModule {
     return {
       module: RuntimeModule,
-      controllers: [runtimeNatsController(subjects.runs)],
+      controllers: [runtimeNatsController(options.subjects.runs)],
       providers: [
-        {
-          provide: RUNTIME_DRIVER,
-          useFactory: () =>
-            new LocalRuntimeDriver({
-              dataDir: config.dataDir,
-              archiveDir: config.archiveDir,
-              catalog: new ModelCatalog({
-                defaultModel: config.defaultModel,
-                openAiCompatibleBaseUrl: config.modelApiBaseUrl,
-              }),
-            }),
-        },
+        { provide: RUNTIME_DRIVER, useValue: options.driver },
+        { provide: RUN_HOST, useValue: options.host },
       ],
       exports: [RUNTIME_DRIVER],
     };

@@ -3,11 +3,14 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import type {
   RuntimeArchiveResult,
   RuntimeBootRequest,
+  RuntimeEndRunsRequest,
   RuntimeHealthReply,
   RuntimeRequest,
   RuntimeStepReply,
   Subjects,
 } from '@interns/contracts';
+import { RUN_HOST } from '../runs/run-host';
+import type { RunHost } from '../runs/run-host';
 import { RUNTIME_DRIVER } from './runtime-driver';
 import type { RuntimeDriver } from './runtime-driver';
 
@@ -21,7 +24,10 @@ export function runtimeNatsController(subjects: Subjects['runs']): Type<unknown>
   class RuntimeNatsController {
     private readonly logger = new Logger('Runtime');
 
-    constructor(@Inject(RUNTIME_DRIVER) private readonly driver: RuntimeDriver) {}
+    constructor(
+      @Inject(RUNTIME_DRIVER) private readonly driver: RuntimeDriver,
+      @Inject(RUN_HOST) private readonly runs: RunHost,
+    ) {}
 
     @MessagePattern(subjects.runtimePrepareDisk)
     async prepareDisk(@Payload() request: RuntimeRequest): Promise<RuntimeStepReply> {
@@ -45,8 +51,10 @@ export function runtimeNatsController(subjects: Subjects['runs']): Type<unknown>
       return this.report('stop', request, await this.driver.stop(request.internId));
     }
 
+    /** Ends the intern's going runs on every replica (clients attached to them get 410 `run_ended`). */
     @MessagePattern(subjects.runtimeEndRuns)
-    async endRuns(@Payload() request: RuntimeRequest): Promise<RuntimeStepReply> {
+    async endRuns(@Payload() request: RuntimeEndRunsRequest): Promise<RuntimeStepReply> {
+      await this.runs.endRunsOf(request.internId, request.reason ?? 'intern_suspended', request.correlationId);
       return this.report('end runs', request, await this.driver.endRuns(request.internId));
     }
 

@@ -1,4 +1,4 @@
-import { deciderSpec } from '../testing/decider-spec';
+import { deciderSpec } from '@interns/contracts';
 import type { InternCommand } from './intern.commands';
 import { decide, evolve, initialState } from './intern.decider';
 import type { InternCreated, InternEvent } from './intern.events';

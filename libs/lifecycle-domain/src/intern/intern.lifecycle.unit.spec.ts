@@ -1,7 +1,7 @@
 /**
  * Every row of CONTRACT section 5's transition table, and every refusal, as decider specs.
  */
-import { deciderSpec } from '../testing/decider-spec';
+import { deciderSpec } from '@interns/contracts';
 import type { InternCommand } from './intern.commands';
 import { decide, evolve, initialState, nextTeardownStep, progressOf, stateFrom } from './intern.decider';
 import type { InternCreated, InternEvent, TeardownStep } from './intern.events';

@@ -1,5 +1,5 @@
 import { deepStrictEqual, fail } from 'node:assert/strict';
-import { DomainError, ErrorReason } from '@interns/contracts';
+import { DomainError, ErrorReason } from './errors';
 
 interface Decider<C, E, S> {
   initialState: () => S;

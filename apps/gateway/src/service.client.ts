@@ -2,25 +2,23 @@ import { performance } from 'node:perf_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { DomainError, subjectsFor } from '@interns/contracts';
-import type { PlatformConfig, RequestContext } from '@interns/contracts';
+import type { PlatformConfig, RequestContext, Subjects } from '@interns/contracts';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
 import { GATEWAY_CONFIG, RPC_CLIENT } from './gateway.tokens';
 
-type LifecycleSubjects = ReturnType<typeof subjectsFor>['lifecycle'];
-
 /**
- * Forwards a checked request to lifecycle over the process's one RPC client. The reply must come within
- * what is left of the route deadline, measured from the request's arrival.
+ * Forwards a checked request to a service (lifecycle, runs) over the process's one RPC client. The reply must
+ * come within what is left of the route deadline, measured from the request's arrival.
  */
 @Injectable()
-export class LifecycleClient {
-  readonly subjects: LifecycleSubjects;
+export class ServiceClient {
+  readonly subjects: Subjects;
 
   constructor(
     @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
     @Inject(GATEWAY_CONFIG) config: PlatformConfig,
   ) {
-    this.subjects = subjectsFor(config.natsPrefix).lifecycle;
+    this.subjects = subjectsFor(config.natsPrefix);
   }
 
   /** Who is calling, for the payload's `context`; the onRequest hook has set both. */

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { Controller, HttpCode, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  callerId,
+  ChunkBuilder,
+  chunkIdOf,
+  decodeStreamFrame,
+  errorEnvelope,
+  parseChatBody,
+  parseInvokeBody,
+} from '@interns/contracts';
+import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, PlatformConfig } from '@interns/contracts';
+import { jsonBodyOf } from '../body-rules';
+import { CORRELATION_ID_HEADER } from '../gateway-request';
+import { GATEWAY_CONFIG } from '../gateway.tokens';
+import { apiError } from '../http-error.reply';
+import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
+import { ServiceClient } from '../service.client';
+import { CHAT_DEPENDENCIES } from './chat.tokens';
+import type { ChatDependencies } from './chat.tokens';
+import { HttpErrorException } from './http-error.exception';
+import { SseRelay } from './sse-relay';
+
+/**
+ * Chat and invoke (CONTRACT sections 6 and 7). For chat the gateway subscribes to a fresh stream subject
+ * before it asks runs to start, so no chunk is missed; errors before the stream starts are plain JSON
+ * answers; once runs accepted, the relay owns the response. A client that leaves before `[DONE]` (or stops
+ * reading) cancels the run.
+ */
+@Controller('api/v1/interns')
+export class ChatHttpController {
+  private readonly logger = new Logger('Chat');
+
+  constructor(
+    private readonly services: ServiceClient,
+    @Inject(CHAT_DEPENDENCIES) private readonly chat: ChatDependencies,
+    @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
+  ) {}
+
+  @Post(`:${INTERN_ID_PARAM}/chat/completions`)
+  async completions(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Param(INTERN_ID_PARAM) rawInternId: string,
+  ): Promise<void> {
+    const turn = parseChatBody(jsonBodyOf(request));
+    const internId = visibleId(rawInternId);
+    const context = this.services.contextOf(request);
+    if (turn.kind === 'prompt') await this.countTurn(callerId(context.principal), internId);
+
+    const streamId = randomUUID();
+    let accepted: Extract<ChatReply, { status: 'streaming' }> | null = null;
+    const relay = new SseRelay({
+      response: reply.raw,
+      keepaliveIntervalMs: this.config.keepaliveIntervalMs,
+      heartbeatMs: this.config.streamHeartbeatMs,
+      bufferLimitBytes: this.config.streamClientBufferBytes,
+      headers: { [CORRELATION_ID_HEADER]: context.correlationId },
+      severedChunks: () => severedChunks(streamId, accepted),
+    });
+    const subscription = this.chat.nats.subscribe(this.services.subjects.runs.stream(streamId), {
+      callback: (error, message) => relay.accept(error ? null : decodeStreamFrame(message.data)),
+    });
+
+    let answer: ChatReply;
+    try {
+      const payload: ChatRequest = { context, internId, streamId, turn };
+      answer = await this.services.request<ChatReply>(this.services.subjects.runs.chat, request, payload);
+    } catch (error) {
+      subscription.unsubscribe();
+      relay.abort();
+      throw error;
+    }
+    if (answer.status === 'steered') {
+      subscription.unsubscribe();
+      relay.abort();
+      reply.code(202).type('application/json; charset=utf-8').send({ session_id: answer.sessionId, status: 'steered' });
+      return;
+    }
+
+    accepted = answer;
+    reply.hijack();
+    relay.start();
+    const outcome = await relay.finished;
+    subscription.unsubscribe();
+    if (outcome === 'client_gone' || outcome === 'overflow') {
+      this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId });
+    }
+    if (outcome === 'severed' || outcome === 'overflow') {
+      this.logger.warn(`chat stream ${streamId} of session ${answer.sessionId} ended ${outcome} correlation_id=${context.correlationId}`);
+    }
+  }
+
+  @Post(`:${INTERN_ID_PARAM}/invoke`)
+  @HttpCode(202)
+  async invoke(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) rawInternId: string): Promise<InvokeReply> {
+    const body = parseInvokeBody(jsonBodyOf(request));
+    const internId = visibleId(rawInternId);
+    const context = this.services.contextOf(request);
+    await this.countTurn(callerId(context.principal), internId);
+    const payload: InvokeRequest = { context, internId, input: body.input, sessionId: body.session_id ?? null };
+    return this.services.request<InvokeReply>(this.services.subjects.runs.invoke, request, payload);
+  }
+
+  /** The chat turn limiter (chat prompts, invoke, signing): 429 with the window's Retry-After when spent. */
+  private async countTurn(caller: string, internId: string): Promise<void> {
+    const verdict = await this.chat.limiter.consume(caller, internId);
+    if (verdict.allowed) return;
+    const refusal = apiError('rate_limited', `at most ${this.config.chatTurnsPerMinute} turns per minute on this intern`);
+    throw new HttpErrorException({ ...refusal, headers: { 'retry-after': String(verdict.retryAfterSeconds) } });
+  }
+}
+
+/** The end of a response whose run went silent or lost frames: 502 `stream_severed`, the final chunk (usage null). */
+function severedChunks(streamId: string, accepted: Extract<ChatReply, { status: 'streaming' }> | null): string[] {
+  if (accepted === null) return [];
+  const chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model: accepted.model, created: Math.floor(Date.now() / 1000) });
+  return [
+    JSON.stringify(chunks.error(errorEnvelope('stream_severed', 'the link to the run broke; the run may still be going').error)),
+    JSON.stringify(chunks.final(accepted.sessionId, null)),
+  ];
+}

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { callerId, DomainError, parseAnswer } from '@interns/contracts';
+import type { ChatReply, ChatRequest, ChatTurn, ErrorReason, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
+import { NO_OWNER } from '@interns/messaging';
+import type { SessionOpenState } from '@interns/runs-domain';
+import type { ModelProviders } from '../agent/model-providers';
+import type { RunHost } from '../runs/run-host';
+import type { SessionStreams } from '../sessions/session-streams';
+import type { InternLookup } from './intern-lookup';
+
+type Prompt = Extract<ChatTurn, { kind: 'prompt' }>;
+type Answer = Extract<ChatTurn, { kind: 'answer' }>;
+
+/**
+ * Chat and invoke (CONTRACT sections 6 and 7), served by any replica: who may use which session, whether a
+ * prompt starts a run or steers the going one, and where an answer goes. The run itself lives on the
+ * replica that started it (RunHost).
+ */
+export class TurnsService {
+  constructor(
+    private readonly host: RunHost,
+    private readonly streams: SessionStreams,
+    private readonly interns: InternLookup,
+    private readonly models: ModelProviders,
+    private readonly workspaceOf: (internId: string) => string,
+  ) {}
+
+  async chat(request: ChatRequest): Promise<ChatReply> {
+    const { turn } = request;
+    return turn.kind === 'prompt' ? this.chatPrompt(request, turn) : this.chatAnswer(request, turn);
+  }
+
+  async invoke(request: InvokeRequest): Promise<InvokeReply> {
+    const intern = await this.interns.running(request.context, request.internId);
+    const caller = callerId(request.context.principal);
+    let openSession = true;
+    let sessionId: string = randomUUID();
+    if (request.sessionId !== null) {
+      // Only sessions invoke issued to this caller on this intern; anything else is nobody's business.
+      const session = await this.sessionOf(request.sessionId, request.internId, caller);
+      if (session === null || session.origin !== 'invoke') throw new DomainError('not_found', 'session not found');
+      if (await this.steer(session, request.input, request.context)) return { session_id: session.sessionId, status: 'steered' };
+      sessionId = session.sessionId;
+      openSession = false;
+    }
+    const { model, provider } = this.models.resolve(intern.model);
+    await this.host.start({
+      sessionId,
+      openSession,
+      internId: intern.id,
+      callerId: caller,
+      origin: 'invoke',
+      model,
+      provider,
+      approvalMode: 'self-drive',
+      instructions: intern.instructions,
+      workspace: this.workspaceOf(intern.id),
+      prompt: request.input,
+      streamId: null,
+      correlationId: request.context.correlationId,
+    });
+    return { session_id: sessionId, status: 'started' };
+  }
+
+  private async chatPrompt(request: ChatRequest, turn: Prompt): Promise<ChatReply> {
+    const intern = await this.interns.running(request.context, request.internId);
+    const caller = callerId(request.context.principal);
+    let sessionId = turn.sessionId ?? randomUUID();
+    let openSession = true;
+    if (turn.sessionId !== null) {
+      const session = await this.sessionOf(turn.sessionId, request.internId, caller, { absentIsNew: true });
+      if (session !== null) {
+        if (await this.steer(session, turn.text, request.context)) return { status: 'steered', sessionId: session.sessionId };
+        sessionId = session.sessionId;
+        openSession = false;
+      }
+    }
+    const { model, provider } = this.models.resolve(intern.model);
+    await this.host.start({
+      sessionId,
+      openSession,
+      internId: intern.id,
+      callerId: caller,
+      origin: 'chat',
+      model,
+      provider,
+      approvalMode: turn.approvalMode,
+      instructions: intern.instructions,
+      workspace: this.workspaceOf(intern.id),
+      prompt: turn.text,
+      streamId: request.streamId,
+      correlationId: request.context.correlationId,
+    });
+    return { status: 'streaming', sessionId, model };
+  }
+
+  private async chatAnswer(request: ChatRequest, turn: Answer): Promise<ChatReply> {
+    await this.interns.running(request.context, request.internId);
+    const caller = callerId(request.context.principal);
+    const session = await this.sessionOf(turn.sessionId, request.internId, caller);
+    if (session === null) throw new DomainError('not_found', 'session not found');
+    const asked = session.questions[turn.toolCallId];
+    if (asked === undefined) throw new DomainError('interaction_unknown', 'no question of this session has that tool_call_id');
+    if (asked.status !== 'open' || session.activeRun === null) {
+      throw new DomainError('interaction_not_pending', 'the question is no longer pending');
+    }
+    // Judged here too, so a bad answer never travels to the owner; the owner judges again against its own state.
+    parseAnswer(asked.question, turn.content);
+    const run = session.activeRun;
+    const reply = await this.host.send(session.sessionId, {
+      type: 'answer',
+      toolCallId: turn.toolCallId,
+      content: turn.content,
+      streamId: request.streamId,
+      approvalMode: turn.approvalMode,
+      correlationId: request.context.correlationId,
+    });
+    if (reply === NO_OWNER) {
+      await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId });
+      throw new DomainError('interaction_not_pending', 'the run that asked this question is no longer going');
+    }
+    if (!reply.ok) throw new DomainError(reply.reason as ErrorReason, reply.message);
+    return { status: 'streaming', sessionId: session.sessionId, model: run.model };
+  }
+
+  /** The session if it is this caller's on this intern; null when absent (and `absentIsNew`); 404 otherwise. */
+  private async sessionOf(
+    sessionId: string,
+    internId: string,
+    caller: string,
+    options: { absentIsNew?: boolean } = {},
+  ): Promise<SessionOpenState | null> {
+    const { state } = await this.streams.load(sessionId);
+    if (state.kind === 'absent') {
+      if (options.absentIsNew) return null;
+      throw new DomainError('not_found', 'session not found');
+    }
+    if (state.internId !== internId || state.callerId !== caller) throw new DomainError('not_found', 'session not found');
+    return state;
+  }
+
+  /** Delivers a prompt into the session's going run; false when no run is going (or its owner is gone). */
+  private async steer(session: SessionOpenState, text: string, context: RequestContext): Promise<boolean> {
+    const run = session.activeRun;
+    if (run === null) return false;
+    const reply = await this.host.send(session.sessionId, { type: 'steer', text, correlationId: context.correlationId });
+    if (reply === NO_OWNER) {
+      await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId });
+      return false;
+    }
+    return reply.ok;
+  }
+}

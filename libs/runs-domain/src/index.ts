@@ -1,0 +1,4 @@
+export * from './session/session.events';
+export * from './session/session.commands';
+export * from './session/session.decider';
+export * from './session/run-transcript';
