@@ -150,6 +150,8 @@ export interface ChatRequest {
   internId: string;
   /** Minted by the gateway, which subscribed to `runs.stream.<streamId>` before sending this. */
   streamId: string;
+  /** The response's `created` (unix seconds), fixed by the gateway so chunks it writes itself match. */
+  created: number;
   turn: ChatTurn;
 }
 
@@ -230,7 +232,15 @@ export type SessionMessage =
   /** A prompt for the going run (steering). */
   | { type: 'steer'; text: string; correlationId: string }
   /** An answer to the run's open question; the response streams on `streamId`. */
-  | { type: 'answer'; toolCallId: string; content: string; streamId: string; approvalMode: ApprovalMode; correlationId: string }
+  | {
+      type: 'answer';
+      toolCallId: string;
+      content: string;
+      streamId: string;
+      created: number;
+      approvalMode: ApprovalMode;
+      correlationId: string;
+    }
   /** The client of `streamId` left before `[DONE]`. */
   | { type: 'disconnect'; streamId: string }
   /** The intern ends the run (suspend, delete). */

@@ -190,7 +190,12 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
     await app.init();
     await app.startAllMicroservices();
     const ownConnection = serverConnection();
-    if (ownConnection) natsReadiness(ownConnection);
+    if (ownConnection) {
+      // The subscriptions are registered with the broker only once it has read them: a request sent by
+      // another connection right after start must not meet "no responders".
+      await ownConnection.flush();
+      natsReadiness(ownConnection);
+    }
     await app.listen(options.port(config), '0.0.0.0');
   } catch (error) {
     await app.close();

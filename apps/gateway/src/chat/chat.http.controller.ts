@@ -50,6 +50,7 @@ export class ChatHttpController {
     if (turn.kind === 'prompt') await this.countTurn(callerId(context.principal), internId);
 
     const streamId = randomUUID();
+    const created = Math.floor(Date.now() / 1000);
     let accepted: Extract<ChatReply, { status: 'streaming' }> | null = null;
     const relay = new SseRelay({
       response: reply.raw,
@@ -57,7 +58,7 @@ export class ChatHttpController {
       heartbeatMs: this.config.streamHeartbeatMs,
       bufferLimitBytes: this.config.streamClientBufferBytes,
       headers: { [CORRELATION_ID_HEADER]: context.correlationId },
-      severedChunks: () => severedChunks(streamId, accepted),
+      severedChunks: () => severedChunks(streamId, created, accepted),
     });
     const subscription = this.chat.nats.subscribe(this.services.subjects.runs.stream(streamId), {
       callback: (error, message) => relay.accept(error ? null : decodeStreamFrame(message.data)),
@@ -65,7 +66,7 @@ export class ChatHttpController {
 
     let answer: ChatReply;
     try {
-      const payload: ChatRequest = { context, internId, streamId, turn };
+      const payload: ChatRequest = { context, internId, streamId, created, turn };
       answer = await this.services.request<ChatReply>(this.services.subjects.runs.chat, request, payload);
     } catch (error) {
       subscription.unsubscribe();
@@ -113,9 +114,9 @@ export class ChatHttpController {
 }
 
 /** The end of a response whose run went silent or lost frames: 502 `stream_severed`, the final chunk (usage null). */
-function severedChunks(streamId: string, accepted: Extract<ChatReply, { status: 'streaming' }> | null): string[] {
+function severedChunks(streamId: string, created: number, accepted: Extract<ChatReply, { status: 'streaming' }> | null): string[] {
   if (accepted === null) return [];
-  const chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model: accepted.model, created: Math.floor(Date.now() / 1000) });
+  const chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model: accepted.model, created });
   return [
     JSON.stringify(chunks.error(errorEnvelope('stream_severed', 'the link to the run broke; the run may still be going').error)),
     JSON.stringify(chunks.final(accepted.sessionId, null)),

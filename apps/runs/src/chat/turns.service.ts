@@ -56,7 +56,7 @@ export class TurnsService {
       instructions: intern.instructions,
       workspace: this.workspaceOf(intern.id),
       prompt: request.input,
-      streamId: null,
+      stream: null,
       correlationId: request.context.correlationId,
     });
     return { session_id: sessionId, status: 'started' };
@@ -88,7 +88,7 @@ export class TurnsService {
       instructions: intern.instructions,
       workspace: this.workspaceOf(intern.id),
       prompt: turn.text,
-      streamId: request.streamId,
+      stream: { streamId: request.streamId, created: request.created },
       correlationId: request.context.correlationId,
     });
     return { status: 'streaming', sessionId, model };
@@ -112,6 +112,7 @@ export class TurnsService {
       toolCallId: turn.toolCallId,
       content: turn.content,
       streamId: request.streamId,
+      created: request.created,
       approvalMode: turn.approvalMode,
       correlationId: request.context.correlationId,
     });

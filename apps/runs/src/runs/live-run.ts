@@ -53,7 +53,7 @@ export interface RunSpec {
   workspace: string;
   prompt: string;
   /** The chat response to stream into; null for invoke (nobody watches). */
-  streamId: string | null;
+  stream: { streamId: string; created: number } | null;
   correlationId: string;
   standingShellPermission: 'allow' | 'reject' | null;
 }
@@ -130,7 +130,7 @@ export class LiveRun {
     private readonly env: RunEnvironment,
   ) {
     this.standingShellPermission = spec.standingShellPermission;
-    if (spec.streamId !== null) this.attach(spec.streamId);
+    if (spec.stream !== null) this.attach(spec.stream.streamId, spec.stream.created);
     this.deadline = setTimeout(() => this.stop({ reason: 'execution_deadline', tell: 'run_ended' }), env.settings.executionDeadlineMs);
     this.deadline.unref();
     this.finished = new Promise((resolve) => setImmediate(() => void this.execute().finally(resolve)));
@@ -193,11 +193,12 @@ export class LiveRun {
     }
   }
 
-  private attach(streamId: string): void {
+  private attach(streamId: string, created: number): void {
     this.stream = new StreamPublisher(
       this.env.nc,
       this.env.subjects.runs.stream(streamId),
       streamId,
+      created,
       this.spec.model,
       this.env.settings.streamHeartbeatMs,
     );
@@ -215,7 +216,7 @@ export class LiveRun {
       }
       clearTimeout(pending.timer);
       this.pendingQuestion = null;
-      this.attach(message.streamId);
+      this.attach(message.streamId, message.created);
       pending.resolve(answered.data.answer);
       return { ok: true };
     } catch (error) {

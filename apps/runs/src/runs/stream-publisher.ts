@@ -17,10 +17,11 @@ export class StreamPublisher {
     private readonly nc: NatsConnection,
     private readonly subject: string,
     readonly streamId: string,
+    created: number,
     model: string,
     heartbeatMs: number,
   ) {
-    this.chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model, created: Math.floor(Date.now() / 1000) });
+    this.chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model, created });
     this.heartbeat = setInterval(() => {
       if (Date.now() - this.lastSentAt >= heartbeatMs) this.send(encodeStreamFrame(++this.seq, 'heartbeat'));
     }, Math.max(10, Math.floor(heartbeatMs / 2)));

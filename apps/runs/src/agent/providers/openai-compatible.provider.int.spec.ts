@@ -60,6 +60,9 @@ const chunk = (delta: Record<string, unknown>, finishReason: string | null = nul
   model: 'gpt-test',
   choices: [{ index: 0, delta, finish_reason: finishReason }],
 });
+/** A piece of a tool call as OpenAI streams it: id, type and name only in the first piece. */
+const toolDelta = (index: number, fn: { name?: string; arguments: string }, id?: string) =>
+  chunk({ tool_calls: [{ index, ...(id ? { id, type: 'function' } : {}), function: fn }] });
 const usageChunk = (prompt: number, completion: number) => ({
   id: 'chatcmpl-1',
   object: 'chat.completion.chunk',
@@ -136,7 +139,11 @@ describe('OpenAiCompatibleProvider', () => {
     ]);
     expect(fake.received).toHaveLength(1);
     const [received] = fake.received;
-    expect(received).toMatchObject({ method: 'POST', path: '/v1/chat/completions', authorization: `Bearer ${API_KEY}` });
+    expect(received).toMatchObject({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      authorization: `Bearer ${API_KEY}`,
+    });
     expect(received.body).toEqual({
       model: 'openai/gpt-test',
       messages: [
@@ -177,15 +184,13 @@ describe('OpenAiCompatibleProvider', () => {
       startSse(res);
       // One network write may carry several events, and one event may span writes.
       res.write(sse(chunk({ role: 'assistant', content: 'Let me look.' })));
-      res.write(
-        sse(chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'shell', arguments: '' } }] })) +
-          sse(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"comm' } }] })),
-      );
-      const split = sse(chunk({ tool_calls: [{ index: 0, function: { arguments: 'and":"ls"}' } }] }));
+      const opening = sse(toolDelta(0, { name: 'shell', arguments: '' }, 'call_a'));
+      res.write(opening + sse(toolDelta(0, { arguments: '{"comm' })));
+      const split = sse(toolDelta(0, { arguments: 'and":"ls"}' }));
       res.write(split.slice(0, 25));
       res.write(split.slice(25));
-      res.write(sse(chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'ask_user', arguments: '{"message":' } }] })));
-      res.write(sse(chunk({ tool_calls: [{ index: 1, function: { arguments: '"Sure?"}' } }] })));
+      res.write(sse(toolDelta(1, { name: 'ask_user', arguments: '{"message":' }, 'call_b')));
+      res.write(sse(toolDelta(1, { arguments: '"Sure?"}' })));
       res.write(sse(chunk({}, 'tool_calls')));
       res.write(sse(usageChunk(40, 21)));
       res.end(sse('[DONE]'));
@@ -208,6 +213,24 @@ describe('OpenAiCompatibleProvider', () => {
       res.end(sse(chunk({}, 'stop')));
     };
     expect(await collect(provider.streamTurn(request()))).toEqual([{ type: 'content', text: 'fine' }]);
+  });
+
+  it('takes a last event that lacks its closing blank line', async () => {
+    fake.answer = (res) => {
+      startSse(res);
+      res.write(sse(chunk({ content: 'end' })));
+      res.end(sse(chunk({}, 'stop')).trimEnd());
+    };
+    expect(await collect(provider.streamTurn(request()))).toEqual([{ type: 'content', text: 'end' }]);
+  });
+
+  it('reports a malformed chunk as an internal error', async () => {
+    fake.answer = (res) => {
+      startSse(res);
+      res.end(sse('{"choices": [') + sse('[DONE]'));
+    };
+    const error = await providerError(provider.streamTurn(request()));
+    expect(error).toMatchObject({ reason: 'internal_error', message: expect.stringContaining('malformed') });
   });
 
   it('reports a stream that breaks off before finishing as an internal error', async () => {

@@ -20,6 +20,13 @@ export interface OpenAiCompatibleProviderOptions {
   fetch?: typeof fetch;
 }
 
+interface ProviderCall {
+  request: ModelTurnRequest;
+  deadline: Deadline;
+  /** The request's signal, the deadline's and the end of the turn's, combined. */
+  signal: AbortSignal;
+}
+
 /** Provider error texts are shown to callers; a long HTML error page is cut. */
 const MAX_PROVIDER_MESSAGE_CHARS = 500;
 
@@ -39,79 +46,25 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   async *streamTurn(request: ModelTurnRequest): AsyncIterable<ModelStreamEvent> {
     request.signal.throwIfAborted();
     const deadline = new Deadline(this.options.requestTimeoutMs);
-    // Aborted when the caller stops iterating early, so the connection is released.
+    // Aborted when the turn is over or the caller stops iterating early, so the connection is released.
     const done = new AbortController();
-    const signal = AbortSignal.any([request.signal, deadline.signal, done.signal]);
-    const failure = (error: unknown, stage: string): unknown => {
-      if (request.signal.aborted) return request.signal.reason;
-      if (deadline.signal.aborted) {
-        return new ModelProviderError('internal_error', `the model provider did not answer within ${deadline.ms} ms ${stage}`);
-      }
-      if (error instanceof ModelProviderError) return error;
-      return new ModelProviderError('internal_error', this.redact(`the model provider could not be reached ${stage}: ${describe(error)}`));
+    const call: ProviderCall = {
+      request,
+      deadline,
+      signal: AbortSignal.any([request.signal, deadline.signal, done.signal]),
     };
-
     try {
-      deadline.arm();
-      let response: Response;
-      try {
-        response = await this.fetch(this.endpoint, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${this.options.apiKey}`,
-            'content-type': 'application/json',
-            accept: 'text/event-stream',
-          },
-          body: JSON.stringify(requestBody(request)),
-          signal,
-        });
-      } catch (error) {
-        throw failure(error, 'before responding');
+      const response = await this.post(call);
+      if (response.body === null) {
+        throw new ModelProviderError('internal_error', 'the model provider sent an empty response');
       }
-      deadline.clear();
-      if (!response.ok) {
-        let body = '';
-        deadline.arm();
-        try {
-          body = await response.text();
-        } catch (error) {
-          throw failure(error, 'while sending its error');
-        }
-        throw this.statusError(response.status, body, request.model);
-      }
-      if (response.body === null) throw new ModelProviderError('internal_error', 'the model provider sent an empty response');
-
-      const turn = new TurnAccumulator();
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      const pending: EventSourceMessage[] = [];
-      const parser = createParser({ onEvent: (event) => pending.push(event) });
-      try {
-        while (!turn.ended) {
-          deadline.arm();
-          let chunk: Awaited<ReturnType<typeof reader.read>>;
-          try {
-            chunk = await reader.read();
-          } catch (error) {
-            throw failure(error, 'while streaming');
-          }
-          // Time the consumer spends on what we yield is not the provider's silence.
-          deadline.clear();
-          if (chunk.done) break;
-          parser.feed(chunk.value);
-          for (const event of pending.splice(0)) {
-            const content = turn.accept(event.data);
-            if (content !== '') yield { type: 'content', text: content };
-            if (turn.ended) break;
-          }
-        }
-      } finally {
-        // After `[DONE]` or an early stop by the caller: let go of the connection.
-        reader.cancel().catch(() => undefined);
-      }
+      const turn = new TurnAccumulator((text) => this.redact(text));
+      yield* this.streamContent(call, response.body, turn);
+      request.signal.throwIfAborted();
       if (!turn.finished) {
         throw new ModelProviderError('internal_error', 'the model provider ended the stream before finishing the turn');
       }
-      for (const call of turn.toolCalls()) yield { type: 'tool_call', call };
+      for (const toolCall of turn.toolCalls()) yield { type: 'tool_call', call: toolCall };
       if (turn.usage) yield { type: 'usage', ...turn.usage };
     } finally {
       deadline.clear();
@@ -119,20 +72,107 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     }
   }
 
+  /** Sends the request; resolves with a successful streaming response, throws the mapped error otherwise. */
+  private async post(call: ProviderCall): Promise<Response> {
+    const { request, deadline, signal } = call;
+    let response: Response;
+    deadline.arm();
+    try {
+      response = await this.fetch(this.endpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${this.options.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
+        body: JSON.stringify(requestBody(request)),
+        signal,
+      });
+    } catch (error) {
+      throw this.failure(call, error, 'waiting for the response');
+    }
+    deadline.clear();
+    if (response.ok) return response;
+    let body: string;
+    deadline.arm();
+    try {
+      body = await response.text();
+    } catch (error) {
+      throw this.failure(call, error, 'reading its error');
+    }
+    throw this.statusError(response.status, body, request.model);
+  }
+
+  /** Yields content as it arrives until `[DONE]` or the end of the body; the rest goes into `turn`. */
+  private async *streamContent(
+    call: ProviderCall,
+    body: ReadableStream<Uint8Array>,
+    turn: TurnAccumulator,
+  ): AsyncIterable<ModelStreamEvent> {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    const pending: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => pending.push(event) });
+    try {
+      while (!turn.ended) {
+        call.deadline.arm();
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          throw this.failure(call, error, 'streaming');
+        }
+        // Time the consumer spends on what we yield is not the provider's silence.
+        call.deadline.clear();
+        call.request.signal.throwIfAborted();
+        // At the end, a last event without its closing blank line still counts.
+        if (chunk.done) parser.reset({ consume: true });
+        else parser.feed(chunk.value);
+        for (const event of pending.splice(0)) {
+          const content = turn.accept(event.data);
+          if (content !== '') yield { type: 'content', text: content };
+          if (turn.ended) return;
+        }
+        if (chunk.done) return;
+      }
+    } finally {
+      // After `[DONE]` or an early stop by the caller: let go of the connection.
+      reader.cancel().catch(() => undefined);
+    }
+  }
+
+  /** A failed fetch or read: the caller's abort as is, else what went wrong as a retryable provider error. */
+  private failure(call: ProviderCall, error: unknown, stage: string): unknown {
+    if (call.request.signal.aborted) return call.request.signal.reason;
+    if (call.deadline.signal.aborted) {
+      return new ModelProviderError(
+        'internal_error',
+        `the model provider sent nothing for ${call.deadline.ms} ms (${stage})`,
+      );
+    }
+    return new ModelProviderError(
+      'internal_error',
+      this.redact(`the connection to the model provider failed (${stage}): ${describe(error)}`),
+    );
+  }
+
   private statusError(status: number, body: string, model: string): ModelProviderError {
     const detail = this.redact(providerMessage(body) ?? '');
     const suffix = detail === '' ? '' : `: ${detail}`;
+    const error = (reason: ModelProviderError['reason'], message: string) =>
+      new ModelProviderError(reason, `${message} (HTTP ${status})`);
     if (status === 401 || status === 403) {
-      return new ModelProviderError('configuration_error', `the model provider refused the configured API key (HTTP ${status})`);
+      return error('configuration_error', 'the model provider refused the configured API key');
     }
     if (status === 404) {
-      return new ModelProviderError('configuration_error', `the model provider found no model "${model}" or no chat completions endpoint (HTTP 404)`);
+      const what = `no model "${model}" or no chat completions endpoint`;
+      return error('configuration_error', `the model provider knows ${what}`);
     }
-    if (status === 429) return new ModelProviderError('internal_error', `the model provider is rate limiting requests (HTTP 429)${suffix}`);
+    if (status === 429) return error('internal_error', `the model provider is rate limiting requests${suffix}`);
+    // Other client errors will not go away by retrying the same request; a request timeout (408) may.
     if (status >= 400 && status < 500 && status !== 408) {
-      return new ModelProviderError('configuration_error', `the model provider rejected the request (HTTP ${status})${suffix}`);
+      return error('configuration_error', `the model provider rejected the request${suffix}`);
     }
-    return new ModelProviderError('internal_error', `the model provider failed (HTTP ${status})${suffix}`);
+    return error('internal_error', `the model provider failed${suffix}`);
   }
 
   /** Providers sometimes echo a (partial) key in their messages; ours must never carry it. */
@@ -150,11 +190,14 @@ interface ChunkToolCallDelta {
 
 interface CompletionChunk {
   error?: { message?: unknown };
-  choices?: { delta?: { content?: string | null; tool_calls?: ChunkToolCallDelta[] }; finish_reason?: string | null }[];
+  choices?: {
+    delta?: { content?: string | null; tool_calls?: ChunkToolCallDelta[] };
+    finish_reason?: string | null;
+  }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
 }
 
-/** What one streamed turn said so far: the tool calls assembled from their pieces, usage, and whether it finished. */
+/** What a streamed turn said besides its content: tool calls assembled from their pieces, usage, the end. */
 class TurnAccumulator {
   /** `[DONE]` arrived: nothing more will. */
   ended = false;
@@ -164,6 +207,8 @@ class TurnAccumulator {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
   private lastIndex = 0;
 
+  constructor(private readonly redact: (text: string) => string) {}
+
   /** Takes one SSE data payload; returns the content it carries ('' for none). */
   accept(data: string): string {
     if (data.trim() === '[DONE]') {
@@ -171,15 +216,13 @@ class TurnAccumulator {
       this.finished = true;
       return '';
     }
-    let chunk: CompletionChunk;
-    try {
-      chunk = JSON.parse(data) as CompletionChunk;
-    } catch {
+    const chunk = parseObject(data) as CompletionChunk | null;
+    if (chunk === null) {
       throw new ModelProviderError('internal_error', 'the model provider sent a malformed stream chunk');
     }
     if (chunk.error) {
       const message = typeof chunk.error.message === 'string' ? `: ${truncate(chunk.error.message)}` : '';
-      throw new ModelProviderError('internal_error', `the model provider failed mid-stream${message}`);
+      throw new ModelProviderError('internal_error', this.redact(`the model provider failed mid-stream${message}`));
     }
     if (chunk.usage) {
       this.usage = {
@@ -198,7 +241,9 @@ class TurnAccumulator {
     return [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call]) => {
-        if (call.name === '') throw new ModelProviderError('internal_error', 'the model provider sent a tool call without a name');
+        if (call.name === '') {
+          throw new ModelProviderError('internal_error', 'the model provider sent a tool call without a name');
+        }
         return {
           id: call.id === '' ? `call_${randomBytes(12).toString('hex')}` : call.id,
           name: call.name,
@@ -274,20 +319,29 @@ function toOpenAiMessage(message: ConversationMessage): Record<string, unknown> 
 }
 
 function toOpenAiTool(tool: ToolSpec): Record<string, unknown> {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  const { name, description, parameters } = tool;
+  return { type: 'function', function: { name, description, parameters } };
 }
 
 /** `{error:{message}}` as OpenAI and most compatible providers send it, else a short plain-text body. */
 function providerMessage(body: string): string | null {
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    if (typeof parsed.error === 'object' && typeof parsed.error?.message === 'string') return truncate(parsed.error.message);
-    if (typeof parsed.error === 'string') return truncate(parsed.error);
-    if (typeof parsed.message === 'string') return truncate(parsed.message);
-    return null;
-  } catch {
+  const parsed = parseObject(body) as { error?: { message?: unknown } | string | null; message?: unknown } | null;
+  if (parsed === null) {
     const text = body.trim();
     return text === '' || text.startsWith('<') ? null : truncate(text);
+  }
+  const message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
+  return typeof message === 'string' ? truncate(message) : null;
+}
+
+/** A JSON object, or null for anything else (invalid JSON, arrays, scalars). */
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+    return isObject ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -304,6 +358,6 @@ function describe(error: unknown): string {
   // Duck-typed: errors raised by Node's own fetch may come from another realm than this module's `Error`.
   const { message, cause } = (error ?? {}) as { message?: unknown; cause?: { message?: unknown; code?: unknown } };
   const text = typeof message === 'string' ? message : String(error);
-  const reason = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : null;
-  return reason === null ? text : `${text} (${reason})`;
+  const reason = typeof cause?.code === 'string' ? cause.code : cause?.message;
+  return typeof reason === 'string' ? `${text} (${reason})` : text;
 }

@@ -90,7 +90,8 @@ describe('runShell', () => {
   it('cuts truncated output on a UTF-8 character boundary', async () => {
     const result = await run("printf 'a\\303\\251\\303\\251'", { outputLimitBytes: 4 });
     expect(result).toMatchObject({ output: 'aé', truncated: true });
-    expect(await run("printf 'a\\303\\251'", { outputLimitBytes: 3 })).toMatchObject({ output: 'aé', truncated: false });
+    const exact = await run("printf 'a\\303\\251'", { outputLimitBytes: 3 });
+    expect(exact).toMatchObject({ output: 'aé', truncated: false });
   });
 
   it('kills a command that runs past its timeout, with everything it started', async () => {
@@ -109,6 +110,20 @@ describe('runShell', () => {
     expect(Date.now() - started).toBeLessThan(2000);
     expect(result).toMatchObject({ exitCode: 0, timedOut: false });
     expect(await waitUntilStopped(Number(result.output.trim()))).toBe(true);
+  });
+
+  it('does not wait for a process that left the group and holds the output pipe', async () => {
+    const started = Date.now();
+    // The pause lets setsid take the sleep out of the group before the shell exits.
+    const result = await run('setsid sleep 10 & echo $!; sleep 0.2');
+    const escapedPid = Number(result.output.trim());
+    try {
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(isRunning(escapedPid)).toBe(true);
+    } finally {
+      if (escapedPid > 0) process.kill(escapedPid, 'SIGKILL');
+    }
   });
 
   it('kills the command when the signal aborts', async () => {

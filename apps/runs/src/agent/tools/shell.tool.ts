@@ -20,13 +20,20 @@ export interface ShellResult {
   cancelled: boolean;
 }
 
+/**
+ * How long the pipes may stay open after the shell exited or was killed. A process that left the group
+ * (setsid) could otherwise hold them, and the run, forever.
+ */
+const PIPE_GRACE_MS = 500;
+
 /** Used when the service itself runs without PATH. */
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * Runs `command` with `/bin/sh -c` in its own process group, so that everything it starts can be killed at
  * once: on timeout, on cancellation, when its output exceeds the limit, and when the shell exits (background
- * jobs do not outlive the command). Resolves once the process closed; rejects only when it cannot start.
+ * jobs do not outlive the command). Resolves once the process closed and its pipes did (or PIPE_GRACE_MS after
+ * the group ended, whichever is first); rejects only when the shell cannot start.
  */
 export function runShell(options: ShellOptions): Promise<ShellResult> {
   const { command, cwd, timeoutMs, outputLimitBytes, signal } = options;
@@ -47,20 +54,29 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     const killGroup = () => {
       if (child.pid === undefined) return;
       try {
-        process.kill(child.pid, 'SIGKILL');
+        process.kill(-child.pid, 'SIGKILL');
       } catch {
         // ESRCH: the whole group is gone already.
       }
     };
+    let graceTimer: NodeJS.Timeout | undefined;
+    const endGroup = () => {
+      killGroup();
+      graceTimer ??= setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, PIPE_GRACE_MS);
+    };
     const stop = (why: NonNullable<typeof stopped>) => {
       stopped ??= why;
-      killGroup();
+      endGroup();
     };
     const onAbort = () => stop('cancelled');
     const timer = setTimeout(() => stop('timedOut'), timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
     const cleanUp = () => {
       clearTimeout(timer);
+      clearTimeout(graceTimer);
       signal.removeEventListener('abort', onAbort);
     };
 
@@ -70,7 +86,7 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     // Background jobs would keep the pipes open (and the run waiting) after the shell itself is done.
-    child.on('exit', killGroup);
+    child.on('exit', endGroup);
     child.on('error', (error) => {
       cleanUp();
       reject(new Error(`the shell could not start in ${cwd}: ${error.message}`));

@@ -1,0 +1,326 @@
+import { request as httpRequest } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { createParser } from 'eventsource-parser';
+import { decodeStreamFrame, subjectsFor } from '@interns/contracts';
+import { Platform } from '@interns/testing';
+
+/**
+ * `npm run bench:chat`: what the gateway adds to each streamed chat chunk. One run streams 200 content
+ * chunks; the bench process receives every chunk twice, straight from `runs.stream.>` on NATS (the
+ * baseline: the moment the gateway could have it too) and as an SSE event through the gateway, and
+ * takes the difference per chunk. Prints figures and exits 0; exits 1 only when the benchmark itself breaks.
+ */
+
+const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000002';
+const ORGANIZATION_ID = 'bench';
+const MEMBER_ID = 'bench-user';
+const USER_KEY = 'uk_bench_chat';
+
+const IDENTITIES = {
+  organizations: [{ id: ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
+  workspaces: [{ id: WORKSPACE_ID, organization_id: ORGANIZATION_ID, name: 'bench' }],
+  members: [{ id: MEMBER_ID, organization_id: ORGANIZATION_ID, active: true }],
+  api_keys: [
+    { key: USER_KEY, kind: 'user', organization_id: ORGANIZATION_ID, workspace_id: WORKSPACE_ID, member_id: MEMBER_ID },
+  ],
+};
+
+const CHUNKS = 200;
+/** A pause after every chunk, so each is its own NATS message and SSE write rather than one burst. */
+const PAUSE_MS = 5;
+const WARM_UP_ROUNDS = 2;
+const ROUNDS = 5;
+const AIM_P50_MS = 1;
+const RUNNING_TIMEOUT_MS = 30_000;
+const ROUND_TIMEOUT_MS = 30_000;
+
+/** Arrival times (performance.now()) of one round's chunks, keyed by chunk content. */
+interface RoundArrivals {
+  direct: Map<string, number>;
+  sse: Map<string, number>;
+}
+
+interface RoundResult {
+  /** sse - direct, ms, one per chunk, in chunk order. */
+  added: number[];
+  directGaps: number[];
+  sseGaps: number[];
+}
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Aborted by Ctrl-C / SIGTERM so the finally block still tears everything down. */
+const interruption = new AbortController();
+
+function throwIfInterrupted(): void {
+  if (interruption.signal.aborted) throw new Error('interrupted');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function provisionIntern(platform: Platform): Promise<string> {
+  const created = await platform.api<{ id: string }>('/api/v1/interns', {
+    token: USER_KEY,
+    json: { name: 'bench-chat', description: 'chat stream benchmark', provision: true },
+  });
+  if (created.status !== 201) throw new Error(`creating the intern answered ${created.status}: ${created.text}`);
+  const deadline = Date.now() + RUNNING_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    throwIfInterrupted();
+    const got = await platform.api<{ status: string }>(`/api/v1/interns/${created.body.id}`, { token: USER_KEY });
+    if (got.body.status === 'running') return created.body.id;
+    await sleep(50);
+  }
+  throw new Error(`the intern was not running within ${RUNNING_TIMEOUT_MS} ms`);
+}
+
+/** Chunk contents are unique per round (`r3-chunk-17`), so a stray chunk of another round never matches. */
+function chunkKey(round: string, n: number): string {
+  return `${round}-chunk-${n}`;
+}
+
+function scriptFor(round: string): string {
+  const lines: string[] = [];
+  for (let n = 1; n <= CHUNKS; n += 1) lines.push(`/say ${chunkKey(round, n)}`, `/sleep ${PAUSE_MS}`);
+  return lines.join('\n');
+}
+
+/** The scripted model starts every piece after the first on a new line; the key is the text itself. */
+function contentOf(chunkJson: string): string | null {
+  const chunk = JSON.parse(chunkJson) as { choices?: { delta?: { content?: string } }[] };
+  const content = chunk.choices?.[0]?.delta?.content;
+  return typeof content === 'string' && content.trim() !== '' ? content.trim() : null;
+}
+
+/**
+ * The baseline: every frame on `<prefix>.runs.stream.>`, time-stamped on arrival, recorded into the round
+ * under way. `doneFor(round)` resolves when the stream that carried that round's chunks sent its done frame.
+ */
+class DirectSubscriber {
+  private arrivals: Map<string, number> | null = null;
+  private round = '';
+  private roundSubject: string | null = null;
+  private onDone: (() => void) | null = null;
+
+  constructor(nc: NatsConnection, prefix: string) {
+    nc.subscribe(subjectsFor(prefix).runs.stream('>'), {
+      callback: (error, message) => {
+        const at = performance.now();
+        if (error || this.arrivals === null) return;
+        const frame = decodeStreamFrame(message.data);
+        if (frame?.kind === 'done' && message.subject === this.roundSubject) this.onDone?.();
+        if (frame?.kind !== 'chunk' || frame.payload === null) return;
+        const key = contentOf(Buffer.from(frame.payload).toString('utf8'));
+        if (key === null || !key.startsWith(`${this.round}-`)) return;
+        this.roundSubject = message.subject;
+        this.arrivals.set(key, at);
+      },
+    });
+  }
+
+  begin(round: string, arrivals: Map<string, number>): Promise<void> {
+    this.round = round;
+    this.arrivals = arrivals;
+    this.roundSubject = null;
+    return new Promise((resolve) => (this.onDone = resolve));
+  }
+
+  end(): void {
+    this.arrivals = null;
+    this.onDone = null;
+  }
+}
+
+/**
+ * POSTs one chat prompt and records each content event's arrival: the time the socket data carrying it
+ * reached the process (one read may carry several events), comparable with the NATS callback's stamp.
+ */
+function streamChat(url: string, prompt: string, round: string, arrivals: Map<string, number>): Promise<void> {
+  const body = JSON.stringify({ stream: true, messages: [{ role: 'user', content: prompt }] });
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${USER_KEY}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      },
+      (incoming) => {
+        incoming.setEncoding('utf8');
+        if (incoming.statusCode !== 200 || !(incoming.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          let text = '';
+          incoming.on('data', (part: string) => (text += part));
+          incoming.on('end', () => reject(new Error(`chat answered ${incoming.statusCode}: ${text}`)));
+          return;
+        }
+        let readAt = 0;
+        let sawDone = false;
+        const parser = createParser({
+          onEvent: (event) => {
+            if (event.data === '[DONE]') {
+              sawDone = true;
+              return;
+            }
+            const key = contentOf(event.data);
+            if (key !== null && key.startsWith(`${round}-`)) arrivals.set(key, readAt);
+          },
+        });
+        incoming.on('data', (text: string) => {
+          readAt = performance.now();
+          parser.feed(text);
+        });
+        incoming.on('error', reject);
+        incoming.on('end', () => (sawDone ? resolve() : reject(new Error('the stream ended without [DONE]'))));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function streamRound(platform: Platform, internId: string, direct: DirectSubscriber, round: string): Promise<RoundArrivals> {
+  throwIfInterrupted();
+  const arrivals: RoundArrivals = { direct: new Map(), sse: new Map() };
+  const directDone = direct.begin(round, arrivals.direct);
+  try {
+    const url = `${platform.gatewayUrl}/api/v1/interns/${internId}/chat/completions`;
+    await withTimeout(
+      Promise.all([streamChat(url, scriptFor(round), round, arrivals.sse), directDone]),
+      ROUND_TIMEOUT_MS,
+      `stream ${round}`,
+    );
+  } finally {
+    direct.end();
+  }
+  return arrivals;
+}
+
+/** Pairs the two sides chunk by chunk; a chunk missing on either side means the figures would lie. */
+function compare(round: string, arrivals: RoundArrivals): RoundResult {
+  const result: RoundResult = { added: [], directGaps: [], sseGaps: [] };
+  const missing: string[] = [];
+  let previous: { direct: number; sse: number } | null = null;
+  for (let n = 1; n <= CHUNKS; n += 1) {
+    const key = chunkKey(round, n);
+    const direct = arrivals.direct.get(key);
+    const sse = arrivals.sse.get(key);
+    if (direct === undefined || sse === undefined) {
+      missing.push(`${key} (${direct === undefined ? 'NATS' : 'SSE'})`);
+      continue;
+    }
+    result.added.push(sse - direct);
+    if (previous) {
+      result.directGaps.push(direct - previous.direct);
+      result.sseGaps.push(sse - previous.sse);
+    }
+    previous = { direct, sse };
+  }
+  if (missing.length > 0 || arrivals.direct.size !== CHUNKS || arrivals.sse.size !== CHUNKS) {
+    throw new Error(
+      `round ${round}: NATS saw ${arrivals.direct.size}, SSE saw ${arrivals.sse.size} of ${CHUNKS} chunks;` +
+        ` missing ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? '...' : ''}`,
+    );
+  }
+  return result;
+}
+
+/** Nearest-rank percentile. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] as number;
+}
+
+const ms = (value: number) => value.toFixed(3).padStart(8);
+
+function spread(values: number[]): string {
+  return `${ms(percentile(values, 50))} ${ms(percentile(values, 99))} ${ms(Math.max(...values))} ${ms(Math.min(...values))}`;
+}
+
+function report(results: RoundResult[]): void {
+  const added = results.flatMap((r) => r.added);
+  const directGaps = results.flatMap((r) => r.directGaps);
+  const sseGaps = results.flatMap((r) => r.sseGaps);
+  const p50 = percentile(added, 50);
+
+  log('');
+  log(
+    `${ROUNDS} streams of ${CHUNKS} content chunks (${PAUSE_MS} ms apart) after ${WARM_UP_ROUNDS} warm-up streams;` +
+      ` ${added.length} chunks matched on both sides`,
+  );
+  log('baseline: the arrival of each chunk at a direct subscriber of runs.stream.> in this process (0 ms)');
+  log('');
+  log('                                      p50 ms   p99 ms   max ms   min ms');
+  log(`added per chunk (SSE - direct NATS) ${spread(added)}`);
+  log(`inter-arrival, direct NATS          ${spread(directGaps)}`);
+  log(`inter-arrival, SSE via gateway      ${spread(sseGaps)}`);
+  log('');
+  log(`added latency p50: ${p50.toFixed(3)} ms  aim < ${AIM_P50_MS} ms  ${p50 < AIM_P50_MS ? 'met' : 'MISSED'}`);
+  // Negative figures are not a faster gateway: the baseline's own delivery jitter (broker, this event loop).
+  const early = added.filter((value) => value < 0).length;
+  log(`chunks that reached the SSE client before the direct subscriber: ${early} of ${added.length}`);
+  log('');
+  log('per stream (added p50 / p99 / max ms):');
+  results.forEach((result, index) => {
+    const figures = [50, 99].map((p) => percentile(result.added, p).toFixed(3));
+    log(`  stream ${index + 1}: ${figures.join(' / ')} / ${Math.max(...result.added).toFixed(3)}`);
+  });
+}
+
+async function benchmark(): Promise<void> {
+  let platform: Platform | null = null;
+  let nc: NatsConnection | null = null;
+  try {
+    log('starting the platform...');
+    platform = await Platform.start();
+    await platform.applyIdentities(IDENTITIES);
+    throwIfInterrupted();
+    log('provisioning an intern (scripted model)...');
+    const internId = await provisionIntern(platform);
+
+    nc = await connect({ servers: platform.env.NATS_URL, name: 'bench-chat' });
+    const direct = new DirectSubscriber(nc, platform.env.NATS_PREFIX as string);
+    // The subscription must reach the server before the first chunk is published.
+    await nc.flush();
+
+    for (let round = 1; round <= WARM_UP_ROUNDS; round += 1) {
+      log(`warm-up stream ${round}/${WARM_UP_ROUNDS}...`);
+      compare(`w${round}`, await streamRound(platform, internId, direct, `w${round}`));
+    }
+    const results: RoundResult[] = [];
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      log(`stream ${round}/${ROUNDS}...`);
+      results.push(compare(`r${round}`, await streamRound(platform, internId, direct, `r${round}`)));
+    }
+    report(results);
+  } finally {
+    await nc?.close().catch(() => undefined);
+    await platform?.stop();
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => interruption.abort());
+}
+
+benchmark().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`chat benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);
