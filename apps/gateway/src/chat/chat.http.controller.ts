@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Controller, HttpCode, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import { BeforeApplicationShutdown, Controller, HttpCode, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   callerId,
@@ -29,8 +29,11 @@ import { SseRelay } from './sse-relay';
  * reading) cancels the run.
  */
 @Controller('api/v1/interns')
-export class ChatHttpController {
+export class ChatHttpController implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Chat');
+  /** Streams being relayed; ended (severed, so clients know to retry) when the gateway shuts down. */
+  private readonly relays = new Set<SseRelay>();
+  private closing = false;
 
   constructor(
     private readonly services: ServiceClient,
@@ -82,15 +85,23 @@ export class ChatHttpController {
 
     accepted = answer;
     reply.hijack();
+    this.relays.add(relay);
     relay.start();
     const outcome = await relay.finished;
+    this.relays.delete(relay);
     subscription.unsubscribe();
-    if (outcome === 'client_gone' || outcome === 'overflow') {
+    if (outcome === 'client_gone' || outcome === 'overflow' || (outcome === 'severed' && this.closing)) {
       this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId });
     }
     if (outcome === 'severed' || outcome === 'overflow') {
       this.logger.warn(`chat stream ${streamId} of session ${answer.sessionId} ended ${outcome} correlation_id=${context.correlationId}`);
     }
+  }
+
+  /** Before the HTTP server closes: open streams end with `stream_severed` and their runs are cancelled. */
+  beforeApplicationShutdown(): void {
+    this.closing = true;
+    for (const relay of this.relays) relay.sever();
   }
 
   @Post(`:${INTERN_ID_PARAM}/invoke`)

@@ -306,6 +306,35 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
     });
   }, 40_000);
 
+  it('a gateway stopped (SIGTERM) mid-stream ends the stream with 502 stream_severed and cancels the run', async () => {
+    const internId = await createRunningIntern(platform);
+    const sessionId = randomUUID();
+    const stream = await prompt(platform, internId, '/sleep 20000', { sessionId });
+    await untilRole(stream);
+    await platform.stopService('gateway');
+    await stream.all(8_000);
+    expectSevered(stream, sessionId);
+    await platform.startService('gateway');
+    await eventually(
+      () => sessionRuns(platform, sessionId),
+      (runs) => runs[0]?.status === 'cancelled',
+    );
+    expect(await sessionRuns(platform, sessionId)).toEqual([{ status: 'cancelled', finish_reason: 'cancelled:client_disconnected' }]);
+  }, 30_000);
+
+  it('a runs process stopped (SIGTERM) mid-stream ends its streams with a retryable 500 and records the runs cancelled', async () => {
+    const internId = await createRunningIntern(platform);
+    const sessionId = randomUUID();
+    const stream = await prompt(platform, internId, '/sleep 20000', { sessionId });
+    await untilRole(stream);
+    await platform.stopService('runs');
+    const summary = await readStream(stream);
+    await platform.startService('runs');
+    expect(summary.finishReason).toBe('error');
+    expect(summary.error).toEqual(refusal(500, 'internal_error', true).error);
+    expect(await sessionRuns(platform, sessionId)).toEqual([{ status: 'cancelled', finish_reason: 'cancelled:owner_lost' }]);
+  }, 30_000);
+
   it('two runs replicas: concurrent chats complete; answers and steering reach the owning replica', async () => {
     const [{ now: since }] = await query<{ now: Date }>(platform, 'SELECT now()');
     await platform.startReplica('runs');

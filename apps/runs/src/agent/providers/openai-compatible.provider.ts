@@ -125,8 +125,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
         call.deadline.clear();
         call.request.signal.throwIfAborted();
         // At the end, a last event without its closing blank line still counts.
-        if (chunk.done) parser.reset({ consume: true });
-        else parser.feed(chunk.value);
+        parser.feed(chunk.done ? '\n\n' : chunk.value);
         for (const event of pending.splice(0)) {
           const content = turn.accept(event.data);
           if (content !== '') yield { type: 'content', text: content };

@@ -74,10 +74,14 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     const onAbort = () => stop('cancelled');
     const timer = setTimeout(() => stop('timedOut'), timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
-    const cleanUp = () => {
+    // Once the shell exited, its result is decided: a later timeout or abort must not mark it.
+    const settle = () => {
       clearTimeout(timer);
-      clearTimeout(graceTimer);
       signal.removeEventListener('abort', onAbort);
+    };
+    const cleanUp = () => {
+      settle();
+      clearTimeout(graceTimer);
     };
 
     const onData = (chunk: Buffer) => {
@@ -86,7 +90,10 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     // Background jobs would keep the pipes open (and the run waiting) after the shell itself is done.
-    child.on('exit', endGroup);
+    child.on('exit', () => {
+      settle();
+      endGroup();
+    });
     child.on('error', (error) => {
       cleanUp();
       reject(new Error(`the shell could not start in ${cwd}: ${error.message}`));
