@@ -366,9 +366,15 @@ export class LiveRun {
     }
     await this.record([{ type: 'ToolCalled', data: { runId: this.spec.runId, toolCallId: call.id, tool: 'shell', arguments: call.arguments, consent } }]);
     const { shellTimeoutMs: timeoutMs, shellOutputLimitBytes: outputLimitBytes } = this.env.settings;
-    const result = await runShell({ command, cwd: this.spec.workspace, timeoutMs, outputLimitBytes, signal: this.abort.signal });
+    let text: string;
+    try {
+      const result = await runShell({ command, cwd: this.spec.workspace, timeoutMs, outputLimitBytes, signal: this.abort.signal });
+      text = formatShellResult(result, { timeoutMs, outputLimitBytes });
+    } catch (error) {
+      // The shell could not start (e.g. the workspace disk is gone): the model hears why, the run goes on.
+      text = error instanceof Error ? error.message : String(error);
+    }
     this.checkGoing();
-    const text = formatShellResult(result, { timeoutMs, outputLimitBytes });
     await this.record([{ type: 'ToolCompleted', data: { runId: this.spec.runId, toolCallId: call.id, result: text } }]);
     return text;
   }
