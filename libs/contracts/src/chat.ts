@@ -226,7 +226,10 @@ export function sessionSubjectToken(sessionId: string): string {
   return createHash('sha256').update(sessionId).digest('hex').slice(0, 40);
 }
 
-export type RunEndReason = 'intern_suspended' | 'intern_deleted' | 'execution_deadline' | 'interaction_deadline';
+/** Why the intern ends a run: told to an attached client as 410 `run_ended`. */
+export type RunEndReason = InternEndsRunsReason | 'execution_deadline' | 'interaction_deadline';
+/** The intern ends all its runs when it is suspended or deleted. */
+export type InternEndsRunsReason = 'intern_suspended' | 'intern_deleted';
 
 export type SessionMessage =
   /** A prompt for the going run (steering). */
@@ -244,7 +247,7 @@ export type SessionMessage =
   /** The client of `streamId` left before `[DONE]`. */
   | { type: 'disconnect'; streamId: string }
   /** The intern ends the run (suspend, delete). */
-  | { type: 'end'; reason: RunEndReason; correlationId: string }
+  | { type: 'end'; reason: InternEndsRunsReason; correlationId: string }
   /** Is the run's owner alive? (A run whose owner does not answer is orphaned.) */
   | { type: 'probe' };
 

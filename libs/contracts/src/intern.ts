@@ -1,3 +1,4 @@
+import type { InternEndsRunsReason } from './chat';
 import type { RequestContext } from './principal';
 
 export const INTERN_STATUSES = [
@@ -154,7 +155,7 @@ export interface RuntimeRequest {
 
 export interface RuntimeEndRunsRequest extends RuntimeRequest {
   /** Why the intern ends its runs; told to clients as 410 `run_ended`. */
-  reason: 'intern_suspended' | 'intern_deleted';
+  reason: InternEndsRunsReason;
 }
 
 export interface RuntimeBootRequest extends RuntimeRequest {

@@ -60,7 +60,9 @@ export interface RunSpec {
 
 /** How a run that stops early tells an attached client. */
 type Ending =
-  | { reason: RunEndReason; tell: 'run_ended' }
+  /** The open question `toolCallId` was not answered within INTERACTION_DEADLINE_MS. */
+  | { reason: 'interaction_deadline'; tell: 'run_ended'; toolCallId: string }
+  | { reason: Exclude<RunEndReason, 'interaction_deadline'>; tell: 'run_ended' }
   | { reason: 'client_disconnected'; tell: 'nothing' }
   | { reason: 'caller_cancelled'; tell: 'stop' }
   | { reason: 'owner_lost'; tell: 'internal_error' };
@@ -254,7 +256,9 @@ export class LiveRun {
     const command: SessionCommand =
       ending === null
         ? { type: 'FinishRun', runId: this.spec.runId, error: failure, at: now() }
-        : { type: 'CancelRun', runId: this.spec.runId, reason: ending.reason, at: now() };
+        : ending.reason === 'interaction_deadline'
+          ? { type: 'ExpireQuestion', toolCallId: ending.toolCallId, at: now() }
+          : { type: 'CancelRun', runId: this.spec.runId, reason: ending.reason, at: now() };
     // The usage reported in the final chunk is the run's, as recorded before the run ends.
     const loaded = await this.env.streams.load(this.spec.sessionId);
     const usage = runUsage(loaded.state);
@@ -410,7 +414,7 @@ export class LiveRun {
 
   private async expire(toolCallId: string): Promise<void> {
     if (this.pendingQuestion?.toolCallId !== toolCallId) return;
-    this.stop({ reason: 'interaction_deadline', tell: 'run_ended' });
+    this.stop({ reason: 'interaction_deadline', tell: 'run_ended', toolCallId });
   }
 
   private stopByCaller(): never {

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '@interns/contracts';
-import type { RunEndReason } from '@interns/contracts';
+import type { InternEndsRunsReason, RunEndReason } from '@interns/contracts';
 import type { EventMetadata } from '@interns/event-store';
 import { NO_OWNER, SessionChannel } from '@interns/messaging';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
@@ -69,7 +69,7 @@ export class RunHost {
   }
 
   /** Ends every going run of the intern (suspend, delete), confirmed by each run's owner. */
-  async endRunsOf(internId: string, reason: RunEndReason, correlationId: string): Promise<void> {
+  async endRunsOf(internId: string, reason: InternEndsRunsReason, correlationId: string): Promise<void> {
     const rows = await this.activeRunsOf(internId);
     await Promise.all(
       rows.map(async (row) => {
