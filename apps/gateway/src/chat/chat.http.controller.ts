@@ -17,6 +17,7 @@ import { GATEWAY_CONFIG } from '../gateway.tokens';
 import { apiError } from '../http-error.reply';
 import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
 import { ServiceClient } from '../service.client';
+import { activeStreamsGauge, streamEnded } from './chat.metrics';
 import { CHAT_DEPENDENCIES } from './chat.tokens';
 import type { ChatDependencies } from './chat.tokens';
 import { HttpErrorException } from './http-error.exception';
@@ -86,9 +87,11 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     accepted = answer;
     reply.hijack();
     this.relays.add(relay);
+    activeStreamsGauge.inc();
     relay.start();
     const outcome = await relay.finished;
     this.relays.delete(relay);
+    streamEnded(outcome);
     subscription.unsubscribe();
     if (outcome === 'client_gone' || outcome === 'overflow' || (outcome === 'severed' && this.closing)) {
       this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId });

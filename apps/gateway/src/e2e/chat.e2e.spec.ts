@@ -477,3 +477,15 @@ describe('transcript', () => {
     expect(run.ending).toBe('stop');
   });
 });
+
+describe('metrics', () => {
+  it('counts relayed streams on the gateway and run durations on the runs service', async () => {
+    const metricsOf = async (port: string) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const gateway = await metricsOf(platform.env.GATEWAY_PORT);
+    expect(gateway).toMatch(/^interns_chat_stream_endings_total\{outcome="done"\} [1-9]\d*$/m);
+    expect(gateway).toMatch(/^interns_chat_streams_active 0$/m);
+    const runs = await metricsOf(platform.env.RUNS_PORT);
+    expect(runs).toMatch(/^interns_run_duration_seconds_count\{ending="stop"\} [1-9]\d*$/m);
+    expect(runs).toMatch(/^interns_questions_open \d+$/m);
+  });
+});

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DomainError, errorEnvelope } from '@interns/contracts';
@@ -21,6 +22,7 @@ import { AGENT_TOOLS, ModelProviderError } from '../agent/model-provider';
 import type { ConversationMessage, ModelProvider, ModelToolCall, ToolSpec } from '../agent/model-provider';
 import { formatShellResult, runShell } from '../agent/tools/shell.tool';
 import type { SessionStreams } from '../sessions/session-streams';
+import { activeRunsGauge, openQuestionsGauge, runDurationHistogram } from './runs.metrics';
 import { StreamPublisher } from './stream-publisher';
 
 export interface RunSettings {
@@ -124,6 +126,7 @@ export class LiveRun {
   private standingShellPermission: 'allow' | 'reject' | null;
   private unrecordedOutput = '';
   private readonly deadline: NodeJS.Timeout;
+  private readonly startedAt = performance.now();
   /** Settles when the run has ended and its ending is recorded. */
   readonly finished: Promise<void>;
 
@@ -132,6 +135,7 @@ export class LiveRun {
     private readonly env: RunEnvironment,
   ) {
     this.standingShellPermission = spec.standingShellPermission;
+    activeRunsGauge.inc();
     if (spec.stream !== null) this.attach(spec.stream.streamId, spec.stream.created);
     this.deadline = setTimeout(() => this.stop({ reason: 'execution_deadline', tell: 'run_ended' }), env.settings.executionDeadlineMs);
     this.deadline.unref();
@@ -243,6 +247,9 @@ export class LiveRun {
       }
     } finally {
       clearTimeout(this.deadline);
+      activeRunsGauge.dec();
+      const ending = this.ending === null ? (failure === null ? 'stop' : 'error') : `cancelled:${this.ending.reason}`;
+      runDurationHistogram.observe({ ending }, (performance.now() - this.startedAt) / 1000);
     }
     await this.conclude(failure).catch((error: unknown) => {
       this.logger.error(`run ${this.spec.runId} could not record its end: ${error instanceof Error ? error.message : String(error)}`);
@@ -403,11 +410,12 @@ export class LiveRun {
     stream.chunk(stream.chunks.finish('tool_calls'));
     stream.chunk(stream.chunks.final(this.spec.sessionId, null));
     stream.done();
+    openQuestionsGauge.inc();
     const answer = await new Promise<ParsedAnswer | null>((resolve) => {
       const timer = setTimeout(() => void this.expire(toolCallId), this.env.settings.interactionDeadlineMs);
       timer.unref();
       this.pendingQuestion = { toolCallId, resolve, timer };
-    });
+    }).finally(() => openQuestionsGauge.dec());
     if (answer === null) throw new RunStopped();
     return answer;
   }
