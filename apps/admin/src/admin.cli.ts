@@ -2,11 +2,12 @@ import { loadConfig } from '@interns/contracts';
 import { errorLine, UsageError } from './admin.errors';
 import { AdminResources } from './admin.resources';
 import { parseApplyArgs, runApply } from './commands/apply.command';
+import { parseAuditArgs, runAudit } from './commands/audit.command';
 import { parseChatappInstalledArgs, runChatappInstalled } from './commands/chatapp-installed.command';
 import { parseInternKeyArgs, runInternKey } from './commands/intern-key.command';
 import { parseOauthTokenArgs, runOauthToken } from './commands/oauth-token.command';
 
-export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed'] as const;
+export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit'] as const;
 
 export const USAGE = [
   'usage: npm run admin -- <command> ...',
@@ -14,6 +15,7 @@ export const USAGE = [
   '  intern-key --intern <intern_id> [--key <plaintext>]',
   '  oauth-token --member <id> --workspace <uuid> --scope "<scopes>" [--ttl <seconds>]',
   '  chatapp-installed --workspace <uuid>',
+  '  audit --intern <intern_id>',
 ].join('\n');
 
 export interface AdminIo {
@@ -47,6 +49,8 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
           await resources.identityStore(),
           resources.chatappInstallNotifier(),
         );
+      case 'audit':
+        return await runAudit(parseAuditArgs(args), resources.daemonAuditLookup());
     }
   } finally {
     await resources.close();

@@ -3,8 +3,10 @@ import type { DataSource } from 'typeorm';
 import type { PlatformConfig } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
 import { IDENTITY_SCHEMA, identityMigrations, IdentityStore, LocalOidcIssuer } from '@interns/identity';
+import type { DaemonAuditLookup } from './commands/audit.command';
 import type { ChatappInstallNotifier } from './commands/chatapp-installed.command';
 import type { InternOwnerLookup } from './commands/intern-key.command';
+import { lifecycleAuditLookup } from './lifecycle-audit.lookup';
 import { lifecycleChatappNotifier } from './lifecycle-chatapp.notifier';
 import { lifecycleOwnerLookup } from './lifecycle-owner.lookup';
 
@@ -43,6 +45,10 @@ export class AdminResources {
   chatappInstallNotifier(): ChatappInstallNotifier {
     return async (workspaceId) =>
       lifecycleChatappNotifier(await this.natsConnection(), this.config.natsPrefix)(workspaceId);
+  }
+
+  daemonAuditLookup(): DaemonAuditLookup {
+    return async (internId) => lifecycleAuditLookup(await this.natsConnection(), this.config.natsPrefix)(internId);
   }
 
   private natsConnection(): Promise<NatsConnection> {

@@ -10,6 +10,7 @@ import {
   RpcUnavailableError,
   toHttpError,
 } from '@interns/messaging';
+import { isAnalyticsPath, withoutMetadata } from './analytics/analytics-errors';
 import { HttpErrorException } from './chat/http-error.exception';
 import { GATEWAY_CONFIG } from './gateway.tokens';
 import { apiErrorForStatus, sendHttpError } from './http-error.reply';
@@ -42,7 +43,8 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
     }
     const error = this.toApiError(exception, request);
     if (reply.sent) return;
-    sendHttpError(reply, error);
+    // Analytics routes answer the same statuses and messages without `metadata` (CONTRACT section 2).
+    sendHttpError(reply, isAnalyticsPath(request.url) ? withoutMetadata(error) : error);
   }
 
   private toApiError(exception: unknown, request: FastifyRequest): HttpError {

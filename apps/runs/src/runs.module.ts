@@ -6,6 +6,7 @@ import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
 import { chatNatsController, TURNS_SERVICE } from './chat/chat.nats.controller';
 import { InternLookup } from './chat/intern-lookup';
+import { RunsIntegrationEventsRelay } from './integration-events/integration-events.relay';
 import { TurnsService } from './chat/turns.service';
 import { RUN_HOST, RunHost } from './runs/run-host';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
@@ -50,7 +51,7 @@ export class RunsModule {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
       controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs)],
-      providers: [{ provide: TURNS_SERVICE, useValue: turns }, { provide: RUN_HOST, useValue: host }, RunsShutdown],
+      providers: [{ provide: TURNS_SERVICE, useValue: turns }, { provide: RUN_HOST, useValue: host }, RunsShutdown, RunsIntegrationEventsRelay],
     };
   }
 }

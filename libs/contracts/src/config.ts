@@ -52,6 +52,10 @@ export interface PlatformConfig {
   shellOutputLimitBytes: number;
   /** How long the runs service waits for an OpenAI-compatible provider to start answering. */
   modelRequestTimeoutMs: number;
+  /** How long a revealed daemon token stays valid (it dies earlier when its intern is suspended or deleted). */
+  daemonTokenTtlMs: number;
+  /** The daemon request-signing key (Ed25519, PKCS#8 PEM); null: generated once under `<DATA_DIR>/daemon-signing/`. */
+  daemonSigningKey: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -116,6 +120,8 @@ export function loadConfig(env: Env): PlatformConfig {
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),
     shellOutputLimitBytes: positiveIntFrom(env, 'SHELL_OUTPUT_LIMIT_BYTES', 65536),
     modelRequestTimeoutMs: positiveIntFrom(env, 'MODEL_REQUEST_TIMEOUT_MS', 120000),
+    daemonTokenTtlMs: positiveIntFrom(env, 'DAEMON_TOKEN_TTL_MS', 3600000),
+    daemonSigningKey: optionalFrom(env, 'DAEMON_SIGNING_KEY'),
   };
 }
 

@@ -8,3 +8,5 @@ export * from './config';
 export * from './chat';
 export * from './chat-validation';
 export * from './decider-spec';
+export * from './daemon';
+export * from './analytics';

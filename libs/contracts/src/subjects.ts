@@ -14,6 +14,10 @@ export const LIFECYCLE_COMMANDS = {
   deleteIntern: 'delete-intern',
   /** Admin: a workspace's chat-app install was recorded; releases interns waiting for it. */
   recordChatappInstall: 'record-chatapp-install',
+  /** Reveal a daemon token (recorded in the audit). */
+  daemonAccess: 'daemon-access',
+  /** Sign an invoke request for a daemon (recorded in the audit). */
+  daemonSign: 'daemon-sign',
 } as const;
 
 export const LIFECYCLE_QUERIES = {
@@ -22,6 +26,12 @@ export const LIFECYCLE_QUERIES = {
   /** Admin lookup of an intern's organization and workspace (for minting intern keys). */
   internOwner: 'intern-owner',
   internIcon: 'intern-icon',
+  /** The public signing keys as a JWKS. */
+  daemonSigningKeys: 'daemon-signing-keys',
+  /** A runtime validates a daemon token. */
+  daemonTokenCheck: 'daemon-token-check',
+  /** Admin: an intern's recorded reveals and signings. */
+  daemonAudit: 'daemon-audit',
   ping: 'ping',
 } as const;
 
@@ -39,7 +49,7 @@ export const RUNTIME_COMMANDS = {
   archive: 'runtime-archive',
   removeDisk: 'runtime-remove-disk',
 } as const;
-export const ANALYTICS_QUERIES = { ping: 'ping' } as const;
+export const ANALYTICS_QUERIES = { ping: 'ping', meta: 'meta' } as const;
 
 export function subjectsFor(prefix: string) {
   const p = assertPrefix(prefix);
@@ -58,6 +68,11 @@ export function subjectsFor(prefix: string) {
       suspendIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.suspendIntern),
       deleteIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.deleteIntern),
       recordChatappInstall: cmd('lifecycle', LIFECYCLE_COMMANDS.recordChatappInstall),
+      daemonAccess: cmd('lifecycle', LIFECYCLE_COMMANDS.daemonAccess),
+      daemonSign: cmd('lifecycle', LIFECYCLE_COMMANDS.daemonSign),
+      daemonSigningKeys: qry('lifecycle', LIFECYCLE_QUERIES.daemonSigningKeys),
+      daemonTokenCheck: qry('lifecycle', LIFECYCLE_QUERIES.daemonTokenCheck),
+      daemonAudit: qry('lifecycle', LIFECYCLE_QUERIES.daemonAudit),
       ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
     },
     runs: {
@@ -77,6 +92,7 @@ export function subjectsFor(prefix: string) {
     },
     analytics: {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),
+      meta: qry('analytics', ANALYTICS_QUERIES.meta),
     },
     /** Integration event subject: `<prefix>.evt.<service>.<event-type>`. */
     event: (service: ServiceName, eventType: string) => `${p}.evt.${service}.${eventType}`,
@@ -88,6 +104,11 @@ export function subjectsFor(prefix: string) {
 }
 
 export type Subjects = ReturnType<typeof subjectsFor>;
+
+/** `RunStarted` -> `run-started`: the `<event-type>` token of an integration event subject. */
+export function eventTypeToken(type: string): string {
+  return type.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 

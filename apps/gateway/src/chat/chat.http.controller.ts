@@ -14,13 +14,12 @@ import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, PlatformConfig
 import { jsonBodyOf } from '../body-rules';
 import { CORRELATION_ID_HEADER } from '../gateway-request';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
-import { apiError } from '../http-error.reply';
 import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
 import { ServiceClient } from '../service.client';
+import { ChatTurnCounter } from './chat-turn-counter';
 import { activeStreamsGauge, streamEnded } from './chat.metrics';
 import { CHAT_DEPENDENCIES } from './chat.tokens';
 import type { ChatDependencies } from './chat.tokens';
-import { HttpErrorException } from './http-error.exception';
 import { SseRelay } from './sse-relay';
 
 /**
@@ -40,6 +39,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     private readonly services: ServiceClient,
     @Inject(CHAT_DEPENDENCIES) private readonly chat: ChatDependencies,
     @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
+    private readonly turns: ChatTurnCounter,
   ) {}
 
   @Post(`:${INTERN_ID_PARAM}/chat/completions`)
@@ -51,7 +51,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     const turn = parseChatBody(jsonBodyOf(request));
     const internId = visibleId(rawInternId);
     const context = this.services.contextOf(request);
-    if (turn.kind === 'prompt') await this.countTurn(callerId(context.principal), internId);
+    if (turn.kind === 'prompt') await this.turns.count(callerId(context.principal), internId);
 
     const streamId = randomUUID();
     const created = Math.floor(Date.now() / 1000);
@@ -113,17 +113,9 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     const body = parseInvokeBody(jsonBodyOf(request));
     const internId = visibleId(rawInternId);
     const context = this.services.contextOf(request);
-    await this.countTurn(callerId(context.principal), internId);
+    await this.turns.count(callerId(context.principal), internId);
     const payload: InvokeRequest = { context, internId, input: body.input, sessionId: body.session_id ?? null };
     return this.services.request<InvokeReply>(this.services.subjects.runs.invoke, request, payload);
-  }
-
-  /** The chat turn limiter (chat prompts, invoke, signing): 429 with the window's Retry-After when spent. */
-  private async countTurn(caller: string, internId: string): Promise<void> {
-    const verdict = await this.chat.limiter.consume(caller, internId);
-    if (verdict.allowed) return;
-    const refusal = apiError('rate_limited', `at most ${this.config.chatTurnsPerMinute} turns per minute on this intern`);
-    throw new HttpErrorException({ ...refusal, headers: { 'retry-after': String(verdict.retryAfterSeconds) } });
   }
 }
 

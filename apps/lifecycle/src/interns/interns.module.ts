@@ -2,6 +2,8 @@ import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { LeaderLease, PostgresEventStore } from '@interns/event-store';
 import type { ServiceDeps } from '@interns/health';
 import { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
+import { projectDaemonTokenRevocation } from '../daemon/daemon-token-revocation.projection';
+import { DaemonModule } from '../daemon/daemon.module';
 import { IntegrationEventsRelay } from '../integration-events/integration-events.relay';
 import { LIFECYCLE_SCHEMA } from '../migrations';
 import { ProvisioningProcessManager } from '../provisioning/provisioning.process-manager';
@@ -24,13 +26,17 @@ export class InternsModule {
     const signal = new WorkSignal();
     return {
       module: InternsModule,
+      imports: [DaemonModule.forRoot({ dataSource, config })],
       controllers: [InternsNatsController],
       providers: [
         IntegrationEventsRelay,
         {
           provide: PostgresEventStore,
           useFactory: () =>
-            new PostgresEventStore(dataSource, { schema: LIFECYCLE_SCHEMA, projections: [projectInternSummary] }),
+            new PostgresEventStore(dataSource, {
+              schema: LIFECYCLE_SCHEMA,
+              projections: [projectInternSummary, projectDaemonTokenRevocation],
+            }),
         },
         {
           provide: InternStreams,

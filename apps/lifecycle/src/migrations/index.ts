@@ -1,10 +1,12 @@
 import { eventStoreMigration } from '@interns/event-store';
 import { InternsReadModel1700000000200 } from './1700000000200-interns-read-model';
 import { Provisioning1700000000300 } from './1700000000300-provisioning';
+import { DaemonTokens1700000000400 } from './1700000000400-daemon-tokens';
 
 export const LIFECYCLE_SCHEMA = 'lifecycle';
 export const lifecycleMigrations = [
   eventStoreMigration(LIFECYCLE_SCHEMA),
   InternsReadModel1700000000200,
   Provisioning1700000000300,
+  DaemonTokens1700000000400,
 ];

@@ -1,5 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import {
@@ -58,12 +60,15 @@ export class LifecycleHarness {
     readonly pool: pg.Pool,
     readonly driver: RuntimeDriverStandIn,
     private readonly env: Record<string, string>,
+    private readonly dataDir: string,
   ) {}
 
   static async start(env: Record<string, string> = {}): Promise<LifecycleHarness> {
     const db = await createTestDatabase();
     const prefix = testNatsPrefix();
     const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+    // Lifecycle keeps files under DATA_DIR (the daemon signing key): never the checkout's own .data.
+    const dataDir = await mkdtemp(join(tmpdir(), 'interns-lifecycle-'));
     const nc = await connectNats({ url: NATS_URL, name: 'lifecycle-harness' });
     const driver = await RuntimeDriverStandIn.start({
       natsUrl: NATS_URL,
@@ -75,8 +80,9 @@ export class LifecycleHarness {
       NATS_URL,
       NATS_PREFIX: prefix,
       INTERN_DOMAIN,
+      DATA_DIR: dataDir,
       ...env,
-    });
+    }, dataDir);
   }
 
   /** Starts one more lifecycle replica and waits until it is ready. */
@@ -98,6 +104,7 @@ export class LifecycleHarness {
     await this.nc.close();
     await this.pool.end();
     await this.db.drop();
+    await rm(this.dataDir, { recursive: true, force: true });
   }
 
   // ---- the lifecycle subjects, as the gateway calls them ----

@@ -1,0 +1,19 @@
+import { analyticsErrorEnvelope } from '@interns/contracts';
+import type { HttpError } from '@interns/messaging';
+
+const ANALYTICS_PATH = /^\/api\/v1\/analytics(?:[/?#]|$)/;
+
+/** Whether a request URL is under `/api/v1/analytics`, whose errors carry no `metadata` (CONTRACT section 2). */
+export function isAnalyticsPath(url: string): boolean {
+  return ANALYTICS_PATH.test(url);
+}
+
+/** An analytics answer: status and message only. */
+export function analyticsHttpError(status: number, message: string): HttpError {
+  return { status, body: analyticsErrorEnvelope(status, message), headers: {} };
+}
+
+/** The same answer (status, message, headers such as Retry-After) in the analytics shape. */
+export function withoutMetadata(error: HttpError): HttpError {
+  return { ...error, body: analyticsErrorEnvelope(error.body.error.code, error.body.error.message) };
+}

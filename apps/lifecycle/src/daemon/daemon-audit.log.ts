@@ -1,0 +1,93 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { callerId, DaemonAuditEntry, DaemonAuditKind, DaemonAuditReply, isUuid, RequestContext } from '@interns/contracts';
+import { PostgresEventStore, retryOnConcurrency } from '@interns/event-store';
+import { internRowById, notFound } from '../interns/visible-intern';
+import { LIFECYCLE_SCHEMA } from '../migrations';
+
+export const DAEMON_AUDIT_STREAM_TYPE = 'daemon-audit';
+export const daemonAuditStreamId = (internId: string): string => `daemon-audit-${internId}`;
+
+/** Event type per audit kind; relayed to JetStream like every lifecycle event. */
+export const DAEMON_AUDIT_EVENT_TYPES: Record<DaemonAuditKind, string> = {
+  daemon_access: 'DaemonAccessRevealed',
+  signing: 'InvokeRequestSigned',
+};
+const KIND_OF_TYPE = new Map(Object.entries(DAEMON_AUDIT_EVENT_TYPES).map(([kind, type]) => [type, kind as DaemonAuditKind]));
+
+export interface DaemonAuditRecord {
+  kind: DaemonAuditKind;
+  internId: string;
+  memberId: string;
+  /** ISO 8601 UTC with milliseconds. */
+  at: string;
+}
+
+/**
+ * Reveals and signings, one stream per intern (`daemon-audit-<intern_id>`) in lifecycle's event store. The
+ * stream outlives its intern: an operator can still audit a deleted intern.
+ */
+export class DaemonAuditLog {
+  constructor(
+    private readonly dataSource: DataSource,
+    /** A store without the intern projections: these events are not intern events. */
+    private readonly store: PostgresEventStore,
+  ) {}
+
+  /** Appends the record; `inTransaction` commits (or fails) together with it. */
+  async record(
+    record: DaemonAuditRecord,
+    context: RequestContext,
+    inTransaction?: (manager: EntityManager) => Promise<void>,
+  ): Promise<void> {
+    const streamId = daemonAuditStreamId(record.internId);
+    await retryOnConcurrency(async () => {
+      await this.store.appendToStream(
+        streamId,
+        DAEMON_AUDIT_STREAM_TYPE,
+        await this.versionOf(streamId),
+        [
+          {
+            type: DAEMON_AUDIT_EVENT_TYPES[record.kind],
+            data: { internId: record.internId, memberId: record.memberId, at: record.at },
+            metadata: { correlation_id: context.correlationId, causation_id: null, actor: callerId(context.principal) },
+          },
+        ],
+        inTransaction ? { inTransaction: (manager) => inTransaction(manager) } : undefined,
+      );
+    });
+  }
+
+  /**
+   * For operators (admin `audit`), oldest first. An intern that exists but was never revealed or signed for
+   * answers an empty list; an id that names neither a current intern nor any recorded history is not_found
+   * (most likely a mistyped id).
+   */
+  async report(internId: string): Promise<DaemonAuditReply> {
+    if (!isUuid(internId)) throw notFound();
+    const id = internId.toLowerCase();
+    const entries = await this.list(id);
+    if (entries !== null) return { data: entries };
+    if ((await internRowById(this.dataSource, id)) === null) throw notFound();
+    return { data: [] };
+  }
+
+  /** Oldest first; null when the intern has no audit stream at all. */
+  async list(internId: string): Promise<DaemonAuditEntry[] | null> {
+    const { version, events } = await this.store.readStream(daemonAuditStreamId(internId));
+    if (version === 0) return null;
+    return events.flatMap((event) => {
+      const kind = KIND_OF_TYPE.get(event.type);
+      if (kind === undefined) return [];
+      return [{ kind, member_id: String(event.data.memberId), at: String(event.data.at) }];
+    });
+  }
+
+  /** The stream's head alone: reading every past reveal just to append one more would grow without bound. */
+  private async versionOf(streamId: string): Promise<number> {
+    const rows: { version: number }[] = await this.dataSource.query(
+      `SELECT version FROM ${LIFECYCLE_SCHEMA}.streams WHERE stream_id = $1`,
+      [streamId],
+    );
+    return rows[0]?.version ?? 0;
+  }
+}

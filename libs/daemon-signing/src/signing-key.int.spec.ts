@@ -1,0 +1,56 @@
+import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { calculateJwkThumbprint } from 'jose';
+import { DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE, DaemonSigningKey, jwkThumbprint } from './signing-key';
+
+describe('DaemonSigningKey', () => {
+  let dataDir: string;
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'daemon-signing-'));
+  });
+
+  afterEach(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('generates one key under DATA_DIR (mode 0600) that racing loaders and later starts share', async () => {
+    const loaded = await Promise.all([1, 2, 3, 4].map(() => DaemonSigningKey.load({ pem: null, dataDir })));
+    const path = join(dataDir, DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await readFile(path, 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----\n[\s\S]+-----END PRIVATE KEY-----\n$/);
+    expect(new Set(loaded.map((key) => key.kid)).size).toBe(1);
+    expect((await DaemonSigningKey.load({ pem: null, dataDir })).kid).toBe(loaded[0]?.kid);
+  });
+
+  it('uses the configured PEM (line breaks may be escaped) and never writes a file then', async () => {
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const configured = await DaemonSigningKey.load({ pem: pem.replace(/\n/g, '\\n'), dataDir });
+    expect(configured.kid).toBe(DaemonSigningKey.fromPem(pem).kid);
+    await expect(stat(join(dataDir, DAEMON_SIGNING_DIR))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses keys that are not Ed25519 private keys', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' });
+    expect(() => DaemonSigningKey.fromPem(rsa.toString())).toThrow('the daemon signing key must be Ed25519, got rsa');
+    expect(() => DaemonSigningKey.fromPem('not a key')).toThrow(/not a readable PKCS#8 PEM private key/);
+  });
+
+  it('publishes the public half as a JWKS with the RFC 7638 thumbprint as kid', async () => {
+    const key = await DaemonSigningKey.load({ pem: null, dataDir });
+    const jwks = key.jwks();
+    expect(jwks).toEqual({
+      keys: [{ kty: 'OKP', crv: 'Ed25519', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: key.kid, alg: 'EdDSA', use: 'sig' }],
+    });
+    const [jwk] = jwks.keys;
+    expect(jwk && 'd' in jwk).toBe(false);
+    expect(key.kid).toBe(await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: jwk?.x }));
+    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: jwk?.x ?? '' })).toBe(key.kid);
+    const signature = key.sign('v1\nmessage');
+    expect(signature).toMatch(/^[A-Za-z0-9+/]{86}==$/);
+    const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk?.x ?? '' }, format: 'jwk' });
+    expect(verify(null, Buffer.from('v1\nmessage'), publicKey, Buffer.from(signature, 'base64'))).toBe(true);
+  });
+});
