@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { freePort, ServiceProcess, startServiceProcess } from './service-process';
@@ -20,14 +23,17 @@ export function describeServiceProcess(options: {
     let db: TestDatabase;
     let service: ServiceProcess;
     let nc: NatsConnection;
+    let dataDir: string | undefined;
 
     beforeAll(async () => {
       db = await createTestDatabase();
+      // Services keep files under DATA_DIR (workspaces, keys): never the checkout's own .data.
+      dataDir = await mkdtemp(join(tmpdir(), `interns-${options.service}-`));
       const port = await freePort();
       service = await startServiceProcess({
         entry: `dist/apps/${options.service}/src/main.js`,
         port,
-        env: { DATABASE_URL: db.url, NATS_PREFIX: prefix, [options.portVariable]: String(port) },
+        env: { DATABASE_URL: db.url, NATS_PREFIX: prefix, DATA_DIR: dataDir, [options.portVariable]: String(port) },
       });
       nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
     });
@@ -36,6 +42,7 @@ export function describeServiceProcess(options: {
       service?.kill();
       await nc?.close();
       await db?.drop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
 
     it('is live and ready', async () => {
