@@ -1,12 +1,11 @@
-import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/health';
 import type { ServiceDeps } from '@interns/health';
-import { PostgresEventStore } from '@interns/event-store';
+import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
 import { chatNatsController, TURNS_SERVICE } from './chat/chat.nats.controller';
 import { InternLookup } from './chat/intern-lookup';
-import { RunsIntegrationEventsRelay } from './integration-events/integration-events.relay';
 import { TurnsService } from './chat/turns.service';
 import { RUN_HOST, RunHost } from './runs/run-host';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
@@ -51,7 +50,23 @@ export class RunsModule {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
       controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs)],
-      providers: [{ provide: TURNS_SERVICE, useValue: turns }, { provide: RUN_HOST, useValue: host }, RunsShutdown, RunsIntegrationEventsRelay],
+      providers: [
+        { provide: TURNS_SERVICE, useValue: turns },
+        { provide: RUN_HOST, useValue: host },
+        RunsShutdown,
+        {
+          provide: IntegrationEventsRelay,
+          useFactory: () =>
+            new IntegrationEventsRelay({
+              service: 'runs',
+              schema: 'runs',
+              dataSource,
+              nats: nc,
+              subjects,
+              logger: new Logger('IntegrationEventsRelay'),
+            }),
+        },
+      ],
     };
   }
 }

@@ -6,3 +6,4 @@ export * from './postgres-event-store';
 export * from './event-tail';
 export * from './outbox-relay';
 export * from './leader-lease';
+export * from './integration-events.relay';

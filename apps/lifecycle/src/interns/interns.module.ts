@@ -1,10 +1,9 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
-import { LeaderLease, PostgresEventStore } from '@interns/event-store';
+import { IntegrationEventsRelay, LeaderLease, PostgresEventStore } from '@interns/event-store';
 import type { ServiceDeps } from '@interns/health';
 import { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import { projectDaemonTokenRevocation } from '../daemon/daemon-token-revocation.projection';
 import { DaemonModule } from '../daemon/daemon.module';
-import { IntegrationEventsRelay } from '../integration-events/integration-events.relay';
 import { LIFECYCLE_SCHEMA } from '../migrations';
 import { ProvisioningProcessManager } from '../provisioning/provisioning.process-manager';
 import { RuntimeDriverClient } from '../provisioning/runtime-driver.client';
@@ -29,7 +28,18 @@ export class InternsModule {
       imports: [DaemonModule.forRoot({ dataSource, config })],
       controllers: [InternsNatsController],
       providers: [
-        IntegrationEventsRelay,
+        {
+          provide: IntegrationEventsRelay,
+          useFactory: () =>
+            new IntegrationEventsRelay({
+              service: 'lifecycle',
+              schema: LIFECYCLE_SCHEMA,
+              dataSource,
+              nats: nc,
+              subjects,
+              logger: new Logger('IntegrationEventsRelay'),
+            }),
+        },
         {
           provide: PostgresEventStore,
           useFactory: () =>

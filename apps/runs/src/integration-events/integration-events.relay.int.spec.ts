@@ -4,13 +4,18 @@ import { jetstream, type JetStreamManager, jetstreamManager, type JsMsg } from '
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { loadConfig, subjectsFor } from '@interns/contracts';
+import { subjectsFor } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
-import { eventStoreMigration, type EventMetadata, OutboxRelay, PostgresEventStore } from '@interns/event-store';
-import type { ServiceDeps } from '@interns/health';
+import {
+  eventStoreMigration,
+  type EventMetadata,
+  INTEGRATION_EVENTS_CHECKPOINT,
+  IntegrationEventsRelay,
+  OutboxRelay,
+  PostgresEventStore,
+} from '@interns/event-store';
 import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
 import { RUNS_MIGRATIONS } from '../migrations';
-import { RELAY_CHECKPOINT, RunsIntegrationEventsRelay } from './integration-events.relay';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const METADATA: EventMetadata = { correlation_id: 'c-1', causation_id: null, actor: 'member:alice' };
@@ -65,8 +70,14 @@ describe('runs integration events relay', () => {
   });
 
   it("publishes committed session events on their subjects with the event id as Nats-Msg-Id, beside lifecycle's relay", async () => {
-    const deps = { service: 'runs', config: loadConfig({ NATS_PREFIX: prefix }), subjects, dataSource, nc } as ServiceDeps;
-    const runsRelay = new RunsIntegrationEventsRelay(deps);
+    const runsRelay = new IntegrationEventsRelay({
+      service: 'runs',
+      schema: 'runs',
+      dataSource,
+      nats: nc,
+      subjects,
+      logger: new Logger('IntegrationEventsRelay'),
+    });
     // Configured as lifecycle's own relay is: same checkpoint name, its own schema.
     const lifecycleRelay = new OutboxRelay({
       dataSource,
@@ -75,7 +86,7 @@ describe('runs integration events relay', () => {
       streamName: subjects.eventStreamName('lifecycle'),
       streamSubjects: [subjects.eventsOf('lifecycle')],
       subjectFor: (event) => subjects.event('lifecycle', event.type),
-      checkpointName: RELAY_CHECKPOINT,
+      checkpointName: INTEGRATION_EVENTS_CHECKPOINT,
       pollIntervalMs: 10,
       logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
     });
