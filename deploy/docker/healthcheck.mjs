@@ -2,6 +2,9 @@
 // The port comes from the same config loader as the service, so env names and defaults cannot drift.
 import { loadConfig } from './dist/libs/contracts/src/config.js';
 
+// The migrations image serves nothing: while its one-shot step runs, it is alive.
+if (process.env.APP === 'migrations') process.exit(0);
+
 const config = loadConfig(process.env);
 const ports = {
   gateway: config.gatewayPort,

@@ -2,12 +2,15 @@ import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { installHttpMetrics } from '@interns/health';
+import { tracingEnabled } from '@interns/observability';
 import { installRawBodyParser } from './body-rules';
 import { InternRouteChecks } from './intern-route-checks.hook';
 
 /**
  * Wires the gateway's request handling into Fastify once the application is built (before it listens):
- * the per-request state, the catch-all body parser, the checks hook, and a debug-level request log.
+ * request metrics, the per-request state, the catch-all body parser, the checks hook, and a debug-level
+ * request log.
  */
 @Injectable()
 export class GatewayHttpSetup implements OnModuleInit {
@@ -22,15 +25,19 @@ export class GatewayHttpSetup implements OnModuleInit {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.decorateRequest('gateway', null);
     installRawBodyParser(fastify);
+    // First: the checks hook answers refusals itself and ends the onRequest chain, and those count too.
+    installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.checks.onRequest);
-    // Installed only when debug logging is on, so the hot path pays nothing otherwise.
-    if (Logger.isLevelEnabled('debug')) {
+    fastify.addHook('preHandler', this.checks.enterRequestContext);
+    // Installed only when debug logging or tracing is on, so the hot path pays nothing otherwise.
+    const debug = Logger.isLevelEnabled('debug');
+    if (debug || tracingEnabled()) fastify.addHook('onResponse', this.checks.finishRequest);
+    if (debug) {
+      // Runs inside the request's context (finishRequest above): the line carries `correlation_id`.
       fastify.addHook('onResponse', async (request, reply) => {
         const state = request.gateway;
         const elapsed = state === null ? '-' : `${(performance.now() - state.arrivedAt).toFixed(1)}ms`;
-        this.logger.debug(
-          `${request.method} ${request.url} ${reply.statusCode} ${elapsed} correlation_id=${state?.correlationId ?? '-'}`,
-        );
+        this.logger.debug(`${request.method} ${request.url} ${reply.statusCode} ${elapsed}`);
       });
     }
   }

@@ -6,9 +6,10 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { DataSource } from 'typeorm';
 import { MAX_BODY_BYTES, PlatformConfig, subjectsFor } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
-import { natsReadiness } from '@interns/health';
+import { installHttpDrain, natsReadiness } from '@interns/health';
 import { CredentialResolver, IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
 import { connectNats, RpcClient, SessionChannel } from '@interns/messaging';
+import { JsonLogger, startTracing, stopTracing } from '@interns/observability';
 import { ChatTurnLimiter } from './chat/chat-turn-limiter';
 import { answerFrameworkError } from './framework-errors';
 import { GatewayModule } from './gateway.module';
@@ -30,11 +31,12 @@ export interface RunningGateway {
 }
 
 export interface StartGatewayOptions {
-  /** Nest log levels; default log, warn, error, fatal (debug adds a line per request). */
+  /**
+   * Nest's own logger with these levels (in-process tests). Default: the process's JSON logger at
+   * LOG_LEVEL (debug adds a line per request).
+   */
   logLevels?: LogLevel[];
 }
-
-export const DEFAULT_LOG_LEVELS: LogLevel[] = ['log', 'warn', 'error', 'fatal'];
 
 async function closeConnections(nats: NatsConnection | null, dataSource: DataSource | null): Promise<void> {
   if (nats !== null && !nats.isClosed()) await nats.drain().catch(() => nats.close());
@@ -51,6 +53,8 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
   let dataSource: DataSource | null = null;
   let nats: NatsConnection | null = null;
   let deps: GatewayDependencies;
+  const logger = options.logLevels ?? JsonLogger.install({ service: 'gateway', level: config.logLevel });
+  startTracing({ exporter: config.tracesExporter, serviceName: config.otelServiceName ?? 'gateway', batchDelayMs: config.otelBatchDelayMs });
   try {
     dataSource = await openDatabase({
       url: config.databaseUrl,
@@ -58,6 +62,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       migrations: identityMigrations,
       applicationName: 'gateway',
       migrate: config.runMigrations,
+      migrationsWaitMs: config.migrationsWaitMs,
     });
     nats = await connectNats({ url: config.natsUrl, name: 'gateway' });
     natsReadiness(nats);
@@ -94,12 +99,16 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       skipMiddie: true,
       routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       frameworkErrors: answerFrameworkError(config.lifecycleRouteDeadlineMs),
+      // While closing, a request that arrives on a kept-alive connection is still served (with
+      // `Connection: close`) instead of refused 503: NATS and the pool stay open until HTTP has closed.
+      return503OnClosing: false,
     });
     app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
       bodyParser: false,
       abortOnError: false,
-      logger: options.logLevels ?? DEFAULT_LOG_LEVELS,
+      logger,
     });
+    installHttpDrain(app.getHttpAdapter().getInstance());
     await app.listen(config.gatewayPort, '0.0.0.0');
   } catch (error) {
     await app?.close().catch(() => undefined);
@@ -118,15 +127,9 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       closing ??= (async () => {
         await running.close();
         await closeConnections(deps.nats, deps.dataSource);
+        await stopTracing(); // sends the spans still buffered
       })();
       return closing;
     },
   };
-}
-
-/** LOG_LEVEL=debug adds the per-request debug line; verbose adds Nest's verbose output too. */
-export function logLevelsFrom(value: string | undefined): LogLevel[] {
-  if (value === 'verbose') return [...DEFAULT_LOG_LEVELS, 'debug', 'verbose'];
-  if (value === 'debug') return [...DEFAULT_LOG_LEVELS, 'debug'];
-  return DEFAULT_LOG_LEVELS;
 }

@@ -13,6 +13,7 @@ import { GatewayHttpSetup } from './gateway-http.setup';
 import { CREDENTIAL_RESOLVER, GATEWAY_CONFIG, GatewayDependencies, RPC_CLIENT } from './gateway.tokens';
 import { InternRouteChecks } from './intern-route-checks.hook';
 import { InternsHttpController } from './interns.http.controller';
+import { OpenApiHttpController } from './openapi/openapi.http.controller';
 import { ServiceClient } from './service.client';
 
 /** The gateway's HTTP surface: `/api/v1/interns` plus health and metrics (outside `/api/v1`). */
@@ -28,6 +29,7 @@ export class GatewayModule {
         AnalyticsHttpController,
         DaemonHttpController,
         SigningKeysHttpController,
+        OpenApiHttpController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: deps.config },

@@ -43,9 +43,10 @@ describe('gateway process (dist/apps/gateway/src/main.js)', () => {
     expect((await call(port, '/health/live')).status).toBe(200);
 
     expect(await gateway.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    const output = gateway.output();
-    expect(output).toContain('GET /api/v1/interns 401');
-    expect(output).toContain(`correlation_id=${String(correlationId)}`);
-    expect(output).toContain('SIGTERM: shutting down');
+    const lines = gateway.stdoutLines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'debug', correlation_id: correlationId, msg: expect.stringMatching(/^GET \/api\/v1\/interns 401 /) }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ service: 'gateway', msg: 'SIGTERM: shutting down' }));
   });
 });

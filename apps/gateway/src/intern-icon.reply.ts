@@ -32,7 +32,7 @@ export function iconAnswer(icon: InternIconReply, version: unknown, ifNoneMatch:
 }
 
 /** `If-None-Match` uses the weak comparison (RFC 9110 13.1.2): `W/"x"` matches `"x"`; `*` matches any. */
-function etagListMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+export function etagListMatches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((candidate) => {

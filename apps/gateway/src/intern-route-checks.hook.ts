@@ -6,6 +6,7 @@ import { OAUTH_SCOPES } from '@interns/contracts';
 import type { PlatformConfig } from '@interns/contracts';
 import type { CredentialResolver } from '@interns/identity';
 import type { HttpError } from '@interns/messaging';
+import { endHttpServerSpan, runInRequestContext, startHttpServerSpan } from '@interns/observability';
 import { principalOf } from './credential-principal';
 import { CORRELATION_ID_HEADER, GatewayRequestState } from './gateway-request';
 import { CREDENTIAL_RESOLVER, GATEWAY_CONFIG } from './gateway.tokens';
@@ -14,9 +15,11 @@ import { classifyInternRoute, InternRoute } from './intern-routes';
 import { regionalHostMatcher } from './regional-host';
 
 /**
- * The gateway's Fastify `onRequest` hook. For every request it mints the correlation id and starts the
- * route deadline clock; for every route under `/api/v1/interns` it runs checks 1-5 of CONTRACT section 1,
- * in order, before the body is read (so a refused caller never gets to upload, and 401 beats 413).
+ * The gateway's Fastify `onRequest` hook. For every request it mints the correlation id, starts the
+ * route deadline clock and (tracing on) the request's span; for every route under `/api/v1/interns` it runs
+ * checks 1-5 of CONTRACT section 1, in order, before the body is read (so a refused caller never gets to
+ * upload, and 401 beats 413). Its other two hooks carry the request's context into the handler and the
+ * onResponse hooks, and end the span.
  */
 @Injectable()
 export class InternRouteChecks {
@@ -36,6 +39,12 @@ export class InternRouteChecks {
       routeDeadlineMs: this.config.lifecycleRouteDeadlineMs,
       principal: null,
       contentType: undefined,
+      traceContext: startHttpServerSpan({
+        method: request.method,
+        route: request.routeOptions.url,
+        url: request.url,
+        headers: request.headers,
+      }),
     };
     request.gateway = state;
     reply.header(CORRELATION_ID_HEADER, state.correlationId);
@@ -44,9 +53,27 @@ export class InternRouteChecks {
     const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
     if (route === null) return undefined;
     if (route.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
-    const refusal = await this.check(request, route, state);
+    const refusal = await runInRequestContext(state, () => this.check(request, route, state));
     if (refusal === null) return undefined;
     return sendHttpError(reply, refusal);
+  };
+
+  /**
+   * preHandler, registered before any other: the route handler runs inside the request's context. (The body
+   * is read between onRequest and here, in the socket's own async context, so the context is entered again.)
+   */
+  readonly enterRequestContext = (request: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    const state = request.gateway;
+    if (state === null) done();
+    else runInRequestContext(state, done);
+  };
+
+  /** onResponse: ends the request's span with its status; the onResponse hooks after it run inside the request's context. */
+  readonly finishRequest = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const state = request.gateway;
+    if (state === null) return done();
+    if (state.traceContext !== undefined) endHttpServerSpan(state.traceContext, reply.statusCode);
+    runInRequestContext(state, done);
   };
 
   /** Checks 1-5; null when the request may go on (with `state.principal` set). */

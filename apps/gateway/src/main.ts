@@ -1,16 +1,25 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '@interns/contracts';
-import { logLevelsFrom, startGateway } from './gateway.bootstrap';
+import { MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/health';
+import { IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
+import { JsonLogger } from '@interns/observability';
+import { startGateway } from './gateway.bootstrap';
 
+// JSON log lines from the first one on (even a configuration error); startGateway applies LOG_LEVEL.
+JsonLogger.install({ service: 'gateway' });
 const gatewayLogger = new Logger('gateway');
 
 /** A close that hangs (a stuck connection) must not keep the process from stopping. */
 const SHUTDOWN_GRACE_MS = 15000;
 
+/** The gateway owns the identity schema (`main.js migrate` applies it). */
+const identityMigrationTarget: MigrationTarget = { service: 'gateway', schema: IDENTITY_SCHEMA, migrations: identityMigrations };
+
 async function main(): Promise<void> {
+  if (serviceCommand() === MIGRATE_COMMAND) await runMigrateCommand(identityMigrationTarget);
   const config = loadConfig(process.env);
-  const gateway = await startGateway(config, { logLevels: logLevelsFrom(process.env.LOG_LEVEL) });
+  const gateway = await startGateway(config);
   gatewayLogger.log(`gateway listening on http://0.0.0.0:${gateway.port} (NATS prefix "${config.natsPrefix}")`);
 
   const shutdown = (signal: NodeJS.Signals) => {
@@ -22,7 +31,7 @@ async function main(): Promise<void> {
     gateway.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        gatewayLogger.error(`shutdown failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        gatewayLogger.error('shutdown failed', error);
         process.exit(1);
       },
     );
@@ -32,6 +41,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  gatewayLogger.error(`gateway failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  gatewayLogger.fatal('gateway failed to start', error);
   process.exit(1);
 });

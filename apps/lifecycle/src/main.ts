@@ -1,18 +1,23 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { bootstrapService } from '@interns/health';
+import { bootstrapService, MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/health';
+import { JsonLogger } from '@interns/observability';
 import { InternsModule } from './interns/interns.module';
 import { LIFECYCLE_SCHEMA, lifecycleMigrations } from './migrations';
 
+const migrationTarget: MigrationTarget = { service: 'lifecycle', schema: LIFECYCLE_SCHEMA, migrations: lifecycleMigrations };
+
+// JSON log lines from the first one on (even a configuration error); bootstrapService applies LOG_LEVEL.
+JsonLogger.install({ service: 'lifecycle' });
+
 try {
+  if (serviceCommand() === MIGRATE_COMMAND) await runMigrateCommand(migrationTarget);
   await bootstrapService({
-    service: 'lifecycle',
-    schema: LIFECYCLE_SCHEMA,
-    migrations: lifecycleMigrations,
+    ...migrationTarget,
     port: (config) => config.lifecyclePort,
     rootModule: (deps) => InternsModule.forRoot(deps),
   });
 } catch (error) {
-  new Logger('lifecycle').error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  new Logger('lifecycle').fatal('failed to start', error);
   process.exit(1);
 }

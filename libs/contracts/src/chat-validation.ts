@@ -31,14 +31,14 @@ const message = z.discriminatedUnion('role', [
   z.looseObject({ role: z.literal('tool'), content: content.optional(), tool_call_id: z.string().min(1) }),
 ]);
 
-const chatSchema = z.looseObject({
+export const chatSchema = z.looseObject({
   stream: z.literal(true, 'stream must be true'),
   messages: z.array(message).min(1, 'messages must hold at least one message'),
   session_id: sessionId.optional(),
   approval_mode: z.enum(APPROVAL_MODES, 'approval_mode must be "manual" or "self-drive"').optional(),
 });
 
-const invokeSchema = z.strictObject({
+export const invokeSchema = z.strictObject({
   input: z
     .string()
     .min(1, `input must be 1-${MAX_PROMPT_CHARS} characters`)

@@ -27,6 +27,8 @@ export interface PlatformConfig {
   oidcJwksFile: string | null;
   /** Whether a service applies its own migrations at start (true for `npm start`, false under Kubernetes). */
   runMigrations: boolean;
+  /** With RUN_MIGRATIONS=false: how long a service waits at start for its schema's migrations (the migrate step), then exits 1. */
+  migrationsWaitMs: number;
   /** Interns provisioning at once; further provision requests wait in `queued`. */
   provisionConcurrency: number;
   /** A pause before each provisioning step, for demonstrations only (0: none). */
@@ -56,7 +58,24 @@ export interface PlatformConfig {
   daemonTokenTtlMs: number;
   /** The daemon request-signing key (Ed25519, PKCS#8 PEM); null: generated once under `<DATA_DIR>/daemon-signing/`. */
   daemonSigningKey: string | null;
+  /** LOG_LEVEL: the least severe level written (JSON lines on stdout). */
+  logLevel: LogLevelName;
+  /** OTEL_TRACES_EXPORTER: where trace spans go; `none` keeps tracing off (a no-op tracer). */
+  tracesExporter: TracesExporterName;
+  /** OTEL_SERVICE_NAME; null: each process names itself (`gateway`, `lifecycle`, ...). */
+  otelServiceName: string | null;
+  /** OTEL_BSP_SCHEDULE_DELAY: how long finished spans are batched before they are sent (ms). */
+  otelBatchDelayMs: number;
 }
+
+/** LOG_LEVEL values, most severe first; `log` and `verbose` are accepted as Nest's names for `info` and `trace`. */
+export const LOG_LEVEL_NAMES = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevelName = (typeof LOG_LEVEL_NAMES)[number];
+const LOG_LEVEL_ALIASES: Record<string, LogLevelName> = { log: 'info', verbose: 'trace' };
+
+/** OTEL_TRACES_EXPORTER values: `otlp` is OTLP over HTTP (JSON), `console` prints finished spans. */
+export const TRACES_EXPORTER_NAMES = ['none', 'otlp', 'console'] as const;
+export type TracesExporterName = (typeof TRACES_EXPORTER_NAMES)[number];
 
 type Env = Record<string, string | undefined>;
 
@@ -76,6 +95,14 @@ function positiveIntFrom(env: Env, name: string, fallback: number): number {
 function stringFrom(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? fallback : raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T, aliases: Record<string, T> = {}): T {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  const value = aliases[raw] ?? raw;
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${env[name]}"`);
+  return value as T;
 }
 
 function optionalFrom(env: Env, name: string): string | null {
@@ -107,6 +134,7 @@ export function loadConfig(env: Env): PlatformConfig {
     oidcJwksUrl: optionalFrom(env, 'OIDC_JWKS_URL'),
     oidcJwksFile: optionalFrom(env, 'OIDC_JWKS_FILE'),
     runMigrations: stringFrom(env, 'RUN_MIGRATIONS', 'true') !== 'false',
+    migrationsWaitMs: intFrom(env, 'MIGRATIONS_WAIT_MS', 300000),
     provisionConcurrency: positiveIntFrom(env, 'PROVISION_CONCURRENCY', 4),
     provisionStepDelayMs: intFrom(env, 'PROVISION_STEP_DELAY_MS', 0),
     runtimeHealthTimeoutMs: intFrom(env, 'RUNTIME_HEALTH_TIMEOUT_MS', 30000),
@@ -122,6 +150,10 @@ export function loadConfig(env: Env): PlatformConfig {
     modelRequestTimeoutMs: positiveIntFrom(env, 'MODEL_REQUEST_TIMEOUT_MS', 120000),
     daemonTokenTtlMs: positiveIntFrom(env, 'DAEMON_TOKEN_TTL_MS', 3600000),
     daemonSigningKey: optionalFrom(env, 'DAEMON_SIGNING_KEY'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVEL_NAMES, 'info', LOG_LEVEL_ALIASES),
+    tracesExporter: oneOf(env, 'OTEL_TRACES_EXPORTER', TRACES_EXPORTER_NAMES, 'none'),
+    otelServiceName: optionalFrom(env, 'OTEL_SERVICE_NAME'),
+    otelBatchDelayMs: positiveIntFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
   };
 }
 

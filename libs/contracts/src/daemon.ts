@@ -101,7 +101,7 @@ export interface DaemonAuditReply {
   data: DaemonAuditEntry[];
 }
 
-const signBodySchema = z.strictObject({
+export const signBodySchema = z.strictObject({
   bodySha256: z.string().regex(BODY_SHA256_PATTERN, 'must be 64 lowercase hex characters'),
   route: z
     .strictObject({

@@ -10,3 +10,4 @@ export * from './chat-validation';
 export * from './decider-spec';
 export * from './daemon';
 export * from './analytics';
+export * from './openapi/index';

@@ -38,7 +38,7 @@ const model = z
   .nullable();
 const uuid = z.string().regex(UUID_PATTERN, 'must be a uuid');
 
-const createInternSchema = z.strictObject({
+export const createInternSchema = z.strictObject({
   name,
   description: description.optional(),
   instructions: instructions.optional(),
@@ -48,14 +48,14 @@ const createInternSchema = z.strictObject({
   workspace_id: uuid.optional(),
 });
 
-const updateInternSchema = z.strictObject({
+export const updateInternSchema = z.strictObject({
   name: name.optional(),
   description: description.optional(),
   instructions: instructions.optional(),
   model: model.optional(),
 });
 
-const deleteInternSchema = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() });
+export const deleteInternSchema = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() });
 
 function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];

@@ -76,6 +76,23 @@ export class EventTail {
     );
   }
 
+  /**
+   * Seconds (by the database clock) since the first committed event after the checkpoint, in tail order, was
+   * written: how far behind a reader is; 0 when it is caught up. One index probe, however long the backlog.
+   */
+  async backlogAgeSeconds(checkpoint: TailCheckpoint | null, manager?: EntityManager): Promise<number> {
+    const from = checkpoint ?? ORIGIN;
+    const rows: { seconds: number }[] = await (manager ?? this.dataSource.manager).query(
+      `SELECT GREATEST(EXTRACT(EPOCH FROM clock_timestamp() - created_at), 0)::float8 AS seconds
+         FROM ${this.tables.events}
+        WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+        ORDER BY transaction_id, global_position
+        LIMIT 1`,
+      [from.transactionId, from.position],
+    );
+    return rows.length === 0 ? 0 : rows[0].seconds;
+  }
+
   /** Committed events after the checkpoint, including those still held back behind a running transaction. */
   async countAfter(checkpoint: TailCheckpoint | null, manager?: EntityManager): Promise<number> {
     const from = checkpoint ?? ORIGIN;

@@ -41,6 +41,7 @@ export class IntegrationEventsRelay {
       subjectFor: (event) => subjects.event(service, eventTypeToken(event.type)),
       checkpointName: INTEGRATION_EVENTS_CHECKPOINT,
       logger: options.logger,
+      metricsLabel: service,
     });
   }
 

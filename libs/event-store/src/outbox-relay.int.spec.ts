@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Counter, Gauge } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { subjectsFor } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
+import { metricsRegistry } from '@interns/metrics';
 import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
 import type { StoredEvent } from './event.types';
 import { eventStoreMigration } from './event-store.migration';
@@ -15,6 +17,7 @@ import { PostgresEventStore } from './postgres-event-store';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const GRACEFUL = 'relay_graceful';
 const KILLED = 'relay_killed';
+const LAGGING = 'relay_lagging';
 
 async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 8_000) {
   const deadline = Date.now() + timeoutMs;
@@ -40,7 +43,11 @@ describe('OutboxRelay', () => {
     dataSource = await openDatabase({
       url: db.url,
       schema: GRACEFUL,
-      migrations: [eventStoreMigration(GRACEFUL, 1700000000100), eventStoreMigration(KILLED, 1700000000101)],
+      migrations: [
+        eventStoreMigration(GRACEFUL, 1700000000100),
+        eventStoreMigration(KILLED, 1700000000101),
+        eventStoreMigration(LAGGING, 1700000000102),
+      ],
       applicationName: 'outbox-relay.int.spec',
       migrate: true,
     });
@@ -241,5 +248,44 @@ describe('OutboxRelay', () => {
     await Promise.all(replicas.map((replica) => replica.start()));
     const info = await jsm.streams.info(streamName);
     expect(info.config.subjects).toEqual([subjects.eventsOf('analytics')]);
+  });
+
+  /** A sample of the process registry, as a scrape would read it (the lag gauge measures on collect). */
+  async function scraped(name: string, relayLabel: string): Promise<number | undefined> {
+    const metric = metricsRegistry.getSingleMetric(name) as Gauge | Counter | undefined;
+    const { values } = (await metric?.get()) ?? { values: [] };
+    return values.find((value) => value.labels.relay === relayLabel)?.value;
+  }
+
+  it('shows its lag at scrape: growing while it cannot publish, 0 once caught up; counts what it published', async () => {
+    // Subjects of their own: the other tests' streams stay until the end and JetStream refuses overlaps.
+    const streamName = `${subjects.eventStreamName('gateway')}_lagging`;
+    const own = { streamName, streamSubjects: [subjects.eventsOf('gateway')], metricsLabel: 'lagging' };
+    const events = appender(LAGGING);
+    await events.append(3);
+    const stalled = relay({
+      schema: LAGGING,
+      ...own,
+      subjectFor: () => {
+        throw new Error('simulated broker outage');
+      },
+    });
+    await stalled.start();
+    await sleep(300);
+    const early = await scraped('interns_outbox_relay_lag_seconds', 'lagging');
+    await sleep(300);
+    const later = await scraped('interns_outbox_relay_lag_seconds', 'lagging');
+    expect(early).toBeGreaterThanOrEqual(0.25);
+    expect(later).toBeGreaterThan(early as number);
+    expect(await scraped('interns_outbox_events_published_total', 'lagging')).toBeUndefined();
+    await stalled.stop();
+    // A stopped relay is not measured any more.
+    expect(await scraped('interns_outbox_relay_lag_seconds', 'lagging')).toBeUndefined();
+
+    const healthy = relay({ schema: LAGGING, ...own, subjectFor: (event) => subjects.event('gateway', event.type) });
+    await healthy.start();
+    await eventually(async () => (await scraped('interns_outbox_relay_lag_seconds', 'lagging')) === 0, 'the lag to fall to 0');
+    expect(await scraped('interns_outbox_events_published_total', 'lagging')).toBe(3);
+    expect(await healthy.lagSeconds()).toBe(0);
   });
 });

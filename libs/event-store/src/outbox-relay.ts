@@ -4,6 +4,7 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import type { EventMetadata, StoredEvent } from './event.types';
 import { checkpointOf, EventTail, type TailCheckpoint } from './event-tail';
 import { LeaderLease } from './leader-lease';
+import { OutboxRelayMetrics } from './outbox-relay.metrics';
 
 /** Compatible with Nest's `Logger` and with `console`. */
 export interface RelayLogger {
@@ -25,6 +26,8 @@ export interface OutboxRelayOptions {
   pollIntervalMs?: number;
   batchSize?: number;
   logger?: RelayLogger;
+  /** The `relay` label of its metrics; default `<schema>/<checkpointName>`. */
+  metricsLabel?: string;
 }
 
 /** The JSON body of every relayed integration event. */
@@ -75,6 +78,7 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly logger: RelayLogger;
   private readonly lease: LeaderLease;
+  private readonly metrics: OutboxRelayMetrics;
 
   private started = false;
   private loop: Promise<void> | null = null;
@@ -91,6 +95,7 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 100;
     this.logger = options.logger ?? console;
     this.lease = new LeaderLease(options.dataSource, ['outbox-relay', `${options.schema}/${options.checkpointName}`]);
+    this.metrics = new OutboxRelayMetrics(options.metricsLabel ?? `${options.schema}/${options.checkpointName}`);
   }
 
   /** Ensures the JetStream stream, then starts the publishing loop in the background. */
@@ -105,11 +110,13 @@ export class OutboxRelay {
     }
     this.stopping = false;
     this.loop = this.run();
+    this.metrics.watchLag(this);
   }
 
   /** Lets the batch in flight finish (publish and checkpoint), releases leadership, resolves. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.metrics.unwatchLag(this);
     this.wake?.();
     await this.loop;
     this.loop = null;
@@ -123,6 +130,14 @@ export class OutboxRelay {
   /** Events committed but not yet published (per the saved checkpoint), from any replica. */
   async lag(): Promise<number> {
     return this.tail.countAfter(await this.tail.loadCheckpoint(this.options.checkpointName));
+  }
+
+  /**
+   * Age in seconds of the oldest event committed but not yet published (per the saved checkpoint), 0 when
+   * caught up; read from the database, so it keeps growing while the relay is stalled or another replica leads.
+   */
+  async lagSeconds(): Promise<number> {
+    return this.tail.backlogAgeSeconds(await this.tail.loadCheckpoint(this.options.checkpointName));
   }
 
   private async run(): Promise<void> {
@@ -167,6 +182,7 @@ export class OutboxRelay {
     const last = batch[batch.length - 1];
     await this.tail.saveCheckpoint(this.options.checkpointName, last, runner.manager);
     this.checkpoint = checkpointOf(last);
+    this.metrics.published(batch.length);
     return batch.length < this.batchSize;
   }
 

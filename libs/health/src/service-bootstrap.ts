@@ -18,8 +18,12 @@ import type { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { loadConfig, PlatformConfig, ServiceName, Subjects, subjectsFor } from '@interns/contracts';
 import { openDatabase, PostgresOptions } from '@interns/database';
-import { connectNats, DomainErrorRpcFilter, natsTransportOptions } from '@interns/messaging';
+import { JsonLogger, NatsRequestContextInterceptor, startTracing, TracingShutdown } from '@interns/observability';
+import { connectNats, DomainErrorRpcFilter, drainingNatsStrategy } from '@interns/messaging';
 import { HealthModule } from './health.module';
+import { installHttpDrain } from './http-drain';
+import { installHttpMetrics } from './http-metrics';
+import { NatsHandlerMetricsInterceptor } from './nats-handler-metrics.interceptor';
 import { natsReadiness } from './nats-readiness';
 
 /** What a service's root module is built from, and what every provider may inject. */
@@ -58,7 +62,7 @@ export interface ServiceBootstrapOptions {
   env?: Record<string, string | undefined>;
   /** Default true: SIGTERM/SIGINT close the app and exit 0. In-process tests pass false and call `close()`. */
   handleSignals?: boolean;
-  /** Nest's logger option (tests pass false). */
+  /** Nest's logger option; default: the process's JSON logger at LOG_LEVEL (in-process tests pass false). */
   logger?: NestApplicationOptions['logger'];
 }
 
@@ -95,6 +99,7 @@ class ServiceDepsModule {
         { provide: DataSource, useValue: deps.dataSource },
         { provide: NATS_CONNECTION, useValue: deps.nc },
         ServiceConnectionsCloser,
+        TracingShutdown,
       ],
       exports: [SERVICE_DEPS, DataSource, NATS_CONNECTION],
     };
@@ -126,6 +131,9 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
   const { service } = options;
   const logger = new Logger(service);
   const config = loadConfig(options.env ?? process.env);
+  // JSON lines from here on, unless the caller picked Nest's logger (in-process tests pass false).
+  const appLogger = options.logger ?? JsonLogger.install({ service, level: config.logLevel });
+  startTracing({ exporter: config.tracesExporter, serviceName: config.otelServiceName ?? service, batchDelayMs: config.otelBatchDelayMs });
   let dataSource: DataSource | null = null;
   let nc: NatsConnection | null = null;
   try {
@@ -136,6 +144,7 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
       entities: options.entities,
       applicationName: service,
       migrate: config.runMigrations,
+      migrationsWaitMs: config.migrationsWaitMs,
     });
     nc = await connectNats({ url: config.natsUrl, name: service });
     natsReadiness(nc);
@@ -169,7 +178,7 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
         options.rootModule(deps),
       ],
     };
-    app = await NestFactory.create<NestFastifyApplication>(entry, new FastifyAdapter(), { logger: options.logger });
+    app = await NestFactory.create<NestFastifyApplication>(entry, new FastifyAdapter(), { logger: appLogger });
   } catch (error) {
     await closeConnections(nc, dataSource);
     throw error;
@@ -177,14 +186,22 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
   try {
     if (options.handleSignals ?? true) app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
     if (serveNats) {
+      // Handlers in flight at shutdown get as long as their requester waits for them.
+      const drain = { handlerDrainTimeoutMs: config.lifecycleRouteDeadlineMs };
       // Deferred: handlers bind their exception filters when registered, so the filter must be set
       // first. The app's own init() runs the module hooks, hence the microservice must not run them again.
-      server = app.connectMicroservice(natsTransportOptions({ url: config.natsUrl, queue: service }), {
+      server = app.connectMicroservice(drainingNatsStrategy({ url: config.natsUrl, queue: service, ...drain }), {
         deferInitialization: true,
       });
       server.useGlobalFilters(new DomainErrorRpcFilter());
+      // Handlers run inside the request they serve: correlation id in every log line, trace span.
+      server.useGlobalInterceptors(new NatsRequestContextInterceptor());
+      server.useGlobalInterceptors(new NatsHandlerMetricsInterceptor());
       if (server instanceof NestMicroservice) server.setIsInitHookCalled(true);
     }
+    // Before `configure`, so an early-answering hook added there is still counted.
+    installHttpMetrics(app.getHttpAdapter().getInstance());
+    installHttpDrain(app.getHttpAdapter().getInstance());
     await options.configure?.(app, deps);
     // Module hooks first: no request may reach a provider before its onModuleInit has run.
     await app.init();

@@ -1,4 +1,5 @@
 export * from './nats-connection';
+export * from './draining-nats.server';
 export * from './rpc-client';
 export * from './domain-error.filter';
 export * from './http-error';

@@ -23,7 +23,10 @@ export function connectNats(options: { url: string; name: string }): Promise<Nat
   return connect({ servers: options.url, name: options.name, ...RECONNECT_OPTIONS, ...REQUEST_OPTIONS });
 }
 
-/** Options for `app.connectMicroservice`: one queue group per service so replicas share the work. */
+/**
+ * Options for `app.connectMicroservice`: one queue group per service so replicas share the work. Services
+ * serve them through `drainingNatsStrategy`, whose shutdown replaces Nest's fixed grace period below.
+ */
 export function natsTransportOptions(options: { url: string; queue: ServiceName }): NatsOptions {
   return {
     transport: Transport.NATS,

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { headers as natsHeaders, NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { headers as natsHeaders, MsgHdrs, NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   CORRELATION_HEADER,
+  ERROR_REASONS,
   isServiceErrorPayload,
   RpcReplyPacket,
   RpcRequestPacket,
   ServiceErrorPayload,
 } from '@interns/contracts';
+import { currentCorrelationId, endSpan, startNatsClientSpan } from '@interns/observability';
 import { ConnectionState } from './nats-connection';
+import { recordRpcRequest, RpcErrorReason, RpcOutcome } from './rpc.metrics';
 
 /** No reply within the caller's deadline (the service is frozen or overloaded). */
 export class RpcTimeoutError extends Error {
@@ -19,7 +22,12 @@ export class RpcTimeoutError extends Error {
 
 /** Nobody serves the subject, or the broker is unreachable: the request did not get anywhere. */
 export class RpcUnavailableError extends Error {
-  constructor(readonly subject: string, why: string) {
+  constructor(
+    readonly subject: string,
+    why: string,
+    /** For metrics: what kept the request from getting anywhere. */
+    readonly reason: Extract<RpcErrorReason, 'no_responders' | 'broker_unreachable' | 'empty_reply' | 'transport_error'> = 'transport_error',
+  ) {
     super(`${subject}: ${why}`);
     this.name = 'RpcUnavailableError';
   }
@@ -43,6 +51,7 @@ export class RemoteFailureError extends Error {
 
 export interface RpcRequestOptions {
   timeoutMs: number;
+  /** Default: the correlation id of the request being handled (see @interns/observability), if any. */
   correlationId?: string;
 }
 
@@ -58,18 +67,38 @@ export class RpcClient {
     this.state = new ConnectionState(nc);
   }
 
+  /** Every request is measured: `interns_nats_request_duration_seconds`, `interns_nats_request_errors_total`. */
   async request<Res>(subject: string, data: unknown, options: RpcRequestOptions): Promise<Res> {
-    if (!this.state.isConnected) throw new RpcUnavailableError(subject, 'message broker unreachable');
-    const packet: RpcRequestPacket = { id: randomUUID(), pattern: subject, data };
+    const startedAt = performance.now();
+    // Inside a handled request the caller's correlation id and trace travel on without being passed.
+    const correlationId = options.correlationId ?? currentCorrelationId();
     const headers = natsHeaders();
-    if (options.correlationId) headers.set(CORRELATION_HEADER, options.correlationId);
+    if (correlationId) headers.set(CORRELATION_HEADER, correlationId);
+    const span = startNatsClientSpan(subject, headers, correlationId); // undefined (no traceparent) when tracing is off
+    try {
+      const response = await this.exchange<Res>(subject, data, options, headers);
+      recordRpcRequest(subject, 'ok', startedAt);
+      endSpan(span);
+      return response;
+    } catch (error) {
+      recordRpcRequest(subject, outcomeOf(error), startedAt, errorReasonOf(error));
+      endSpan(span, error instanceof RemoteServiceError ? { refusal: error.payload.reason } : { error });
+      throw error;
+    }
+  }
+
+  private async exchange<Res>(subject: string, data: unknown, options: RpcRequestOptions, headers: MsgHdrs): Promise<Res> {
+    if (!this.state.isConnected) {
+      throw new RpcUnavailableError(subject, 'message broker unreachable', 'broker_unreachable');
+    }
+    const packet: RpcRequestPacket = { id: randomUUID(), pattern: subject, data };
     let reply;
     try {
       reply = await this.nc.request(subject, JSON.stringify(packet), { timeout: options.timeoutMs, headers });
     } catch (error) {
       throw this.translate(error, subject, options.timeoutMs);
     }
-    if (reply.data.length === 0) throw new RpcUnavailableError(subject, 'empty reply');
+    if (reply.data.length === 0) throw new RpcUnavailableError(subject, 'empty reply', 'empty_reply');
     const answer = reply.json<RpcReplyPacket<Res>>();
     if (answer.err !== undefined && answer.err !== null) {
       if (isServiceErrorPayload(answer.err)) throw new RemoteServiceError(answer.err);
@@ -81,10 +110,30 @@ export class RpcClient {
   private translate(error: unknown, subject: string, timeoutMs: number): Error {
     if (error instanceof TimeoutError) return new RpcTimeoutError(subject, timeoutMs);
     if (error instanceof RequestError) {
-      if (error.isNoResponders()) return new RpcUnavailableError(subject, 'no service answers this subject');
+      if (error.isNoResponders()) return new RpcUnavailableError(subject, 'no service answers this subject', 'no_responders');
       if (error.cause instanceof TimeoutError) return new RpcTimeoutError(subject, timeoutMs);
     }
     if (error instanceof Error) return new RpcUnavailableError(subject, error.message);
     return new RpcUnavailableError(subject, String(error));
   }
+}
+
+/** A service's own fault comes back as a 5xx reason (`internal_error`): a failure, not a refusal. */
+function isRemoteFault(error: RemoteServiceError): boolean {
+  return ERROR_REASONS[error.payload.reason].status >= 500;
+}
+
+function outcomeOf(error: unknown): RpcOutcome {
+  if (error instanceof RemoteServiceError) return isRemoteFault(error) ? 'failed' : 'refused';
+  if (error instanceof RpcTimeoutError) return 'timeout';
+  if (error instanceof RpcUnavailableError) return 'unavailable';
+  return 'failed';
+}
+
+/** Refusals are answers, not errors: undefined. */
+function errorReasonOf(error: unknown): RpcErrorReason | undefined {
+  if (error instanceof RemoteServiceError) return isRemoteFault(error) ? 'remote_failure' : undefined;
+  if (error instanceof RpcTimeoutError) return 'timeout';
+  if (error instanceof RpcUnavailableError) return error.reason;
+  return 'remote_failure';
 }

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, startServiceProcess, ServiceProcess } from './service-process';
+import { ExitResult, freePort, startServiceProcess, ServiceProcess } from './service-process';
 import { JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
 
@@ -29,6 +29,15 @@ export interface ApiRequest {
   json?: unknown;
   raw?: string | Buffer;
   headers?: Record<string, string>;
+  /** The gateway to send to (`http://127.0.0.1:<port>`, e.g. a replica's `url`); default the first gateway. */
+  baseUrl?: string;
+}
+
+/** What `rollService` reports: the process that took over and how the old one ended. */
+export interface RolledService {
+  replacement: ServiceProcess;
+  previous: ServiceProcess;
+  exit: ExitResult;
 }
 
 /**
@@ -37,8 +46,8 @@ export interface ApiRequest {
  */
 export class Platform {
   private readonly processes = new Map<PlatformService, ServiceProcess>();
-  /** Further replicas (e.g. a second runs service), each on its own health port. */
-  private readonly replicas: ServiceProcess[] = [];
+  /** Further replicas (e.g. a second runs service or gateway), each on its own port. */
+  private readonly replicas: { service: PlatformService; process: ServiceProcess }[] = [];
 
   private constructor(
     readonly database: TestDatabase,
@@ -79,8 +88,21 @@ export class Platform {
     return platform;
   }
 
+  /** The first gateway (after `rollService('gateway')`, the one that replaced it). */
   get gatewayUrl(): string {
     return `http://127.0.0.1:${this.ports.gateway}`;
+  }
+
+  /** Every gateway started and not stopped: the first and its replicas (what a Service would balance over). */
+  get gatewayUrls(): string[] {
+    return this.running('gateway').map((gateway) => gateway.url);
+  }
+
+  /** The processes of `service` started and not stopped, the first one first. */
+  running(service: PlatformService): ServiceProcess[] {
+    const first = this.processes.get(service);
+    const replicas = this.replicas.filter((replica) => replica.service === service).map((replica) => replica.process);
+    return [...(first ? [first] : []), ...replicas];
   }
 
   process(service: PlatformService): ServiceProcess {
@@ -90,26 +112,49 @@ export class Platform {
   }
 
   async startService(service: PlatformService): Promise<ServiceProcess> {
-    const started = await startServiceProcess({
-      entry: resolve('dist/apps', service, 'src/main.js'),
-      port: this.ports[service],
-      env: this.env,
-    });
+    const started = await this.startProcess(service, this.ports[service]);
     this.processes.set(service, started);
     return started;
   }
 
-  /** Starts one more replica of a service beside the first (same database, prefix and DATA_DIR). */
-  async startReplica(service: Exclude<PlatformService, 'gateway'>): Promise<ServiceProcess> {
+  /**
+   * Starts one more replica of a service beside the first (same database, prefix and DATA_DIR) on a port of
+   * its own; a gateway replica is addressed through its `url` (`ApiRequest.baseUrl`).
+   */
+  async startReplica(service: PlatformService): Promise<ServiceProcess> {
+    const started = await this.startProcess(service, await freePort());
+    this.replicas.push({ service, process: started });
+    return started;
+  }
+
+  /**
+   * Replaces the first process of `service` the way a Deployment rolls a pod (max surge 1, max unavailable 0):
+   * starts a replacement on a new port, waits until it is ready, calls `beforeStop` (for a gateway: take the
+   * old one out of the client's rotation, as an endpoint leaves a Service), then sends SIGTERM to the old
+   * process and waits for it to exit. The replacement becomes the first process of the service.
+   */
+  async rollService(
+    service: PlatformService,
+    options: { beforeStop?: (previous: ServiceProcess, replacement: ServiceProcess) => void | Promise<void> } = {},
+  ): Promise<RolledService> {
+    const previous = this.process(service);
     const port = await freePort();
-    const portVariable = `${service.toUpperCase()}_PORT`;
-    const started = await startServiceProcess({
+    const replacement = await this.startProcess(service, port);
+    this.processes.set(service, replacement);
+    this.ports[service] = port;
+    this.replicas.push({ service, process: previous });
+    await options.beforeStop?.(previous, replacement);
+    const exit = await previous.stop('SIGTERM');
+    this.replicas.splice(this.replicas.findIndex((replica) => replica.process === previous), 1);
+    return { replacement, previous, exit };
+  }
+
+  private startProcess(service: PlatformService, port: number): Promise<ServiceProcess> {
+    return startServiceProcess({
       entry: resolve('dist/apps', service, 'src/main.js'),
       port,
-      env: { ...this.env, [portVariable]: String(port) },
+      env: { ...this.env, [`${service.toUpperCase()}_PORT`]: String(port) },
     });
-    this.replicas.push(started);
-    return started;
   }
 
   /** POSTs a chat or invoke body to the gateway; an event stream comes back as an SseResponse. */
@@ -153,7 +198,7 @@ export class Platform {
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     return new Promise((done, fail) => {
       const outgoing = httpRequest(
-        `${this.gatewayUrl}${path}`,
+        `${request.baseUrl ?? this.gatewayUrl}${path}`,
         { method: request.method ?? (body === undefined ? 'GET' : 'POST'), headers },
         (incoming) => {
           const chunks: Buffer[] = [];
@@ -177,7 +222,7 @@ export class Platform {
   }
 
   async stop(): Promise<void> {
-    const running = [...this.processes.values(), ...this.replicas.splice(0)];
+    const running = [...this.processes.values(), ...this.replicas.splice(0).map((replica) => replica.process)];
     await Promise.all(running.map((p) => p.stop('SIGTERM').catch(() => p.kill())));
     this.processes.clear();
     await this.database.drop();

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 /** A TCP port that was free a moment ago: listen on 0, read the port, close. */
 export function freePort(): Promise<number> {
@@ -28,11 +29,15 @@ export interface ChildHandle {
   readonly exited: Promise<ExitResult>;
   /** stdout and stderr so far, for assertion messages. */
   output(): string;
+  /** Every complete line written to stdout so far (the last 20,000), e.g. to read JSON log lines. */
+  stdoutLines(): string[];
   /** Sends `signal` (default SIGTERM) and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<ExitResult>;
   /** Teardown: SIGKILL if it still runs. */
   kill(): void;
 }
+
+const MAX_STDOUT_LINES = 20_000;
 
 function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): ChildHandle {
   const child: ChildProcess = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -42,6 +47,15 @@ function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): Ch
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-64_000);
   };
+  const stdoutLines: string[] = [];
+  let partialLine = '';
+  const decoder = new StringDecoder('utf8'); // a character split across chunks stays whole
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partialLine + decoder.write(chunk)).split('\n');
+    partialLine = lines.pop() ?? '';
+    stdoutLines.push(...lines);
+    if (stdoutLines.length > MAX_STDOUT_LINES) stdoutLines.splice(0, stdoutLines.length - MAX_STDOUT_LINES);
+  });
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<ExitResult>((done) => {
@@ -55,6 +69,7 @@ function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): Ch
     pid,
     exited,
     output: () => output,
+    stdoutLines: () => [...stdoutLines],
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (running) killProcess(pid, signal);
       return exited;

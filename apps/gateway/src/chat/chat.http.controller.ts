@@ -89,6 +89,8 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     this.relays.add(relay);
     activeStreamsGauge.inc();
     relay.start();
+    // Accepted while the gateway was already closing: severed like the streams open at the time.
+    if (this.closing) relay.sever();
     const outcome = await relay.finished;
     this.relays.delete(relay);
     streamEnded(outcome);

@@ -13,6 +13,7 @@ import {
   RUNTIME_STOPPABLE,
 } from './pending-work.queries';
 import { runProvisioningStep } from './provisioning-step.runner';
+import { observeProvisioningStep } from './provisioning.metrics';
 import type { RuntimeDriverClient } from './runtime-driver.client';
 import { runTeardownStep } from './teardown-step.runner';
 import type { WorkSignal } from './work-signal';
@@ -229,7 +230,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     );
     if (outcome.kind === 'again') return outcome.afterMs;
     const at = this.now().toISOString();
-    await this.options.streams.execute(
+    const recorded = await this.options.streams.execute(
       intern.id,
       (): InternCommand =>
         outcome.kind === 'done'
@@ -237,6 +238,8 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
           : { type: 'FailProvisioning', data: { attempt, step, message: outcome.message, at } },
       systemMetadata,
     );
+    // Only what was appended counts: a stale attempt or a step recorded meanwhile produces no events.
+    if (recorded.length > 0) observeProvisioningStep(loaded.events, attempt, step, outcome.kind, at);
     return null;
   }
 

@@ -1,0 +1,329 @@
+/**
+ * End to end: the OpenAPI document the gateway serves at /api/v1/openapi.json, checked against real answers of
+ * the running system. Every route of the contract is driven (success answers, a representative of every error
+ * status, the chat event stream chunk by chunk, the deprecated aliases), and each answer must be documented for
+ * its method and path: status, content type, body schema and required headers. The last test checks that every
+ * documented operation was exercised.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { OPENAPI_DOCUMENT } from '@interns/contracts';
+import type { OpenApiDocument } from '@interns/contracts';
+import { Platform, SseResponse } from '@interns/testing';
+import type { ApiRequest, ApiResponse, JsonAnswer } from '@interns/testing';
+import { OpenApiResponseValidator } from '../testing/openapi-validator';
+import type { ObservedResponse } from '../testing/openapi-validator';
+import { answerBody, API, chatPath, createIntern, createRunningIntern, elicitationReply, promptBody, untilRole } from './chat.fixture';
+import { IDENTITIES, KEYS, WS_MAIN, WS_OTHER } from './identities.fixture';
+
+const TURNS_PER_MINUTE = 4;
+const BODY_SHA256 = createHash('sha256').update('{"input":"deploy"}').digest('hex');
+
+let platform: Platform;
+let validator: OpenApiResponseValidator;
+const tokens = { full: '', noVault: '', noInterns: '' };
+/** One intern per concern, so turn limits and run limits never cross tests. */
+const interns = { talk: '', steer: '', busy: '', ended: '', daemon: '', limited: '', stopped: '' };
+
+// ---- requests whose answers are checked against the served document ----
+
+function methodOf(request: ApiRequest): string {
+  return request.method ?? (request.json === undefined && request.raw === undefined ? 'GET' : 'POST');
+}
+
+function expectDocumented(observed: ObservedResponse, text: string): void {
+  const answer = `${observed.method} ${observed.url} -> ${observed.status}`;
+  const body = text.slice(0, 400);
+  expect({ answer, body, problems: validator.problems(observed) }).toEqual({ answer, body, problems: [] });
+}
+
+/** One request; its answer must match the document. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
+async function call(path: string, request: ApiRequest = {}): Promise<ApiResponse<any>> {
+  const response = await platform.api(path, request);
+  expectDocumented({ method: methodOf(request), url: path, status: response.status, headers: response.headers, body: response.body }, response.text);
+  return response;
+}
+
+/** Expects `status` with `reason` (when given), after checking the answer against the document. */
+async function refusedWith(status: number, reason: string | null, path: string, request: ApiRequest = {}): Promise<ApiResponse> {
+  const response = await call(path, request);
+  expect({ status: response.status, reason: response.body?.error?.metadata?.reason ?? null }).toEqual({ status, reason });
+  return response;
+}
+
+/** Posts to chat; a JSON answer is checked at once, a stream once it ended (see `ended`). */
+async function chat(internId: string, body: unknown, token: string = KEYS.alice): Promise<SseResponse | JsonAnswer> {
+  const response = await platform.post(chatPath(internId), token, body);
+  if (!(response instanceof SseResponse)) {
+    const observed = { method: 'POST', url: chatPath(internId), status: response.status, headers: response.headers, body: response.body };
+    expectDocumented(observed, JSON.stringify(response.body));
+  }
+  return response;
+}
+
+async function stream(internId: string, body: unknown): Promise<SseResponse> {
+  const response = await chat(internId, body);
+  if (response instanceof SseResponse) return response;
+  throw new Error(`expected an event stream, got ${response.status} ${JSON.stringify(response.body)}`);
+}
+
+/** Waits for the end of a stream and checks it (headers, every chunk, `[DONE]`); resolves to its chunks. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- chunks were validated against the schema
+async function ended(internId: string, response: SseResponse): Promise<any[]> {
+  await response.all(30_000);
+  const observed = { method: 'POST', url: chatPath(internId), status: response.status, headers: response.headers, events: response.events };
+  const answer = `POST ${chatPath(internId)} -> ${response.status}`;
+  expect({ answer, problems: validator.streamProblems(observed) }).toEqual({ answer, problems: [] });
+  return response.chunks;
+}
+
+function finishOf(chunks: { choices: { finish_reason: string | null }[] }[]): string | null {
+  return chunks.at(-2)?.choices[0]?.finish_reason ?? null;
+}
+
+async function oauthToken(scope: string): Promise<string> {
+  const { access_token } = await platform.admin<{ access_token: string }>('oauth-token', '--member', 'alice', '--workspace', WS_MAIN, '--scope', scope);
+  return access_token;
+}
+
+const internPath = (id: string, rest = '') => `${API}/interns/${id}${rest}`;
+const uniqueName = (stem: string) => `${stem}-${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  platform = await Platform.start({ env: { CHAT_TURNS_PER_MINUTE: String(TURNS_PER_MINUTE), MAX_RUNS_PER_INTERN: '1' } });
+  await platform.applyIdentities(IDENTITIES);
+  // The document the answers are checked against is the one the gateway serves.
+  const served = await platform.api<OpenApiDocument>(`${API}/openapi.json`);
+  validator = new OpenApiResponseValidator(served.body);
+  const running = ['talk', 'steer', 'busy', 'ended', 'daemon', 'limited'] as const;
+  await Promise.all([
+    ...running.map(async (name) => (interns[name] = await createRunningIntern(platform, KEYS.alice, 60_000))),
+    createIntern(platform).then((id) => (interns.stopped = id)),
+    oauthToken('interns vault:read').then((token) => (tokens.full = token)),
+    oauthToken('interns').then((token) => (tokens.noVault = token)),
+    oauthToken('vault:read').then((token) => (tokens.noInterns = token)),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.stop();
+});
+
+describe('GET /openapi.json', () => {
+  it('serves the OpenAPI 3.1 document publicly as cacheable JSON, the same as the contracts define', async () => {
+    const response = await call(`${API}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(response.body).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+    expect(response.body.info.version).toBe('1.0.0');
+  });
+
+  it('answers 304 to If-None-Match with its ETag, and ignores credentials and regional hosts', async () => {
+    const first = await call(`${API}/openapi.json`, { token: 'nonsense', headers: { host: 'eu.localhost' } });
+    expect(first.status).toBe(200);
+    const etag = first.headers.get('etag') as string;
+    const again = await call(`${API}/openapi.json`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(again.raw).toHaveLength(0);
+  });
+});
+
+describe('lifecycle routes', () => {
+  it('create: 201, an idempotent replay 200, and its refusals', async () => {
+    const name = uniqueName('doc');
+    const key = randomUUID();
+    const created = await call(`${API}/interns`, { token: KEYS.alice, json: { name, description: 'd' }, headers: { 'idempotency-key': key } });
+    expect(created.status).toBe(201);
+    const replayed = await call(`${API}/interns`, { token: KEYS.alice, json: { name, description: 'd' }, headers: { 'idempotency-key': key } });
+    expect({ status: replayed.status, id: replayed.body.id }).toEqual({ status: 200, id: created.body.id });
+
+    await refusedWith(409, 'idempotency_key_reused', `${API}/interns`, { token: KEYS.alice, json: { name }, headers: { 'idempotency-key': key } });
+    await refusedWith(409, 'name_taken', `${API}/interns`, { token: KEYS.alice, json: { name } });
+    await refusedWith(409, 'vault_not_attachable', `${API}/interns`, { token: KEYS.alice, json: { name: uniqueName('v'), vault_id: randomUUID() } });
+    await refusedWith(400, 'invalid_body', `${API}/interns`, { token: KEYS.alice, json: { name: 'Not A Name' } });
+    await refusedWith(400, 'invalid_body', `${API}/interns`, { token: KEYS.alice, json: { name: uniqueName('k') }, headers: { 'idempotency-key': 'k'.repeat(256) } });
+    await refusedWith(413, 'payload_too_large', `${API}/interns`, { token: KEYS.alice, json: { name: 'x', description: 'a'.repeat(1_048_600) } });
+    await refusedWith(415, 'unsupported_media_type', `${API}/interns`, { token: KEYS.alice, raw: '{"name":"plain"}', headers: { 'content-type': 'text/plain' } });
+    await refusedWith(404, 'not_found', `${API}/interns`, { token: KEYS.readonly, json: { name: uniqueName('ro') } });
+  });
+
+  it('the access checks: 401 without metadata, 403 forbidden and insufficient_scope, 404 outside the programme', async () => {
+    const unauthenticated = await refusedWith(401, null, `${API}/interns`);
+    expect(unauthenticated.body).toEqual({ error: { code: 401, message: 'invalid or missing API key' } });
+    await refusedWith(401, null, `${API}/interns`, { token: KEYS.management });
+    await refusedWith(403, 'forbidden', `${API}/interns`, { token: KEYS.carolInactive });
+    await refusedWith(403, 'forbidden', `${API}/interns`, { token: KEYS.alice, headers: { host: 'eu.localhost' } });
+    await refusedWith(403, 'insufficient_scope', `${API}/interns`, { token: tokens.noInterns });
+    await refusedWith(404, 'not_found', `${API}/interns`, { token: KEYS.outside });
+  });
+
+  it('list: pages with next_cursor only while has_more, filters, and its refusals', async () => {
+    await Promise.all([createIntern(platform), createIntern(platform)]);
+    const first = await call(`${API}/interns?limit=1`, { token: KEYS.alice });
+    expect({ status: first.status, has_more: first.body.has_more }).toEqual({ status: 200, has_more: true });
+    const next = await call(`${API}/interns?limit=1&starting_after=${encodeURIComponent(first.body.next_cursor)}`, { token: KEYS.alice });
+    expect(next.status).toBe(200);
+    const last = await call(`${API}/interns?limit=500&status=running%2Cstopped`, { token: KEYS.alice });
+    expect({ status: last.status, has_more: last.body.has_more, cursor: 'next_cursor' in last.body }).toEqual({ status: 200, has_more: false, cursor: false });
+    const byOrganizationKey = await call(`${API}/interns?workspace_id=${WS_MAIN}`, { token: KEYS.org });
+    expect(byOrganizationKey.body.data.some((intern: object) => 'created_by_you' in intern)).toBe(false);
+
+    await refusedWith(400, 'invalid_body', `${API}/interns?limit=0`, { token: KEYS.alice });
+    await refusedWith(400, 'invalid_body', `${API}/interns?starting_after=forged`, { token: KEYS.alice });
+    await refusedWith(404, 'not_found', `${API}/interns?workspace_id=${WS_OTHER}`, { token: KEYS.alice });
+  });
+
+  it('get, as a member, an organization key and an intern key; 404 for a non-uuid and the intern key on the collection', async () => {
+    const id = await createIntern(platform);
+    expect((await call(internPath(id), { token: KEYS.alice })).body.created_by_you).toBe(true);
+    expect('created_by_you' in (await call(internPath(id), { token: KEYS.org })).body).toBe(false);
+    const { key } = await platform.admin<{ key: string }>('intern-key', '--intern', id);
+    expect((await call(internPath(id), { token: key })).status).toBe(200);
+    await refusedWith(404, 'not_found', `${API}/interns`, { token: key });
+    await refusedWith(404, 'not_found', internPath('not-a-uuid'), { token: KEYS.alice });
+  });
+
+  it('update: 200 with the Intern, 400 and 409 name_taken', async () => {
+    const [id, other] = await Promise.all([createIntern(platform), createIntern(platform)]);
+    const otherName = (await call(internPath(other), { token: KEYS.alice })).body.name;
+    const updated = await call(internPath(id), { method: 'PATCH', token: KEYS.alice, json: { description: 'new', model: null } });
+    expect({ status: updated.status, description: updated.body.description }).toEqual({ status: 200, description: 'new' });
+    await refusedWith(400, 'invalid_body', internPath(id), { method: 'PATCH', token: KEYS.alice, json: { colour: 'blue' } });
+    await refusedWith(409, 'name_taken', internPath(id), { method: 'PATCH', token: KEYS.alice, json: { name: otherName } });
+  });
+
+  it('icon: the PNG with ETag and cache policy, immutable with ?v, 304 on If-None-Match', async () => {
+    const id = await createIntern(platform);
+    const sha256 = (await call(internPath(id), { token: KEYS.alice })).body.icon_sha256 as string;
+    const icon = await call(internPath(id, '/icon'), { token: KEYS.alice });
+    expect(icon.status).toBe(200);
+    expect(createHash('sha256').update(icon.raw).digest('hex')).toBe(sha256);
+    const versioned = await call(internPath(id, `/icon?v=${sha256}`), { token: KEYS.alice });
+    expect(versioned.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+    const unchanged = await call(internPath(id, '/icon'), { token: KEYS.alice, headers: { 'if-none-match': `"${sha256}"` } });
+    expect(unchanged.status).toBe(304);
+  });
+
+  it('provision 202, suspend 200, delete 202; 409 intern_busy, 400 for a body on a command, 415 on delete', async () => {
+    const [fresh, doomed, acknowledged] = await Promise.all([createIntern(platform), createIntern(platform), createIntern(platform)]);
+    expect((await call(internPath(fresh, '/provision'), { token: KEYS.alice, raw: '' })).status).toBe(202);
+    await refusedWith(409, 'intern_busy', internPath(interns.daemon, '/provision'), { token: KEYS.alice, raw: '' });
+    await refusedWith(400, 'invalid_body', internPath(fresh, '/suspend'), { token: KEYS.alice, json: { now: true } });
+    expect((await call(internPath(interns.stopped, '/suspend'), { token: KEYS.alice, raw: '' })).status).toBe(200);
+    await refusedWith(415, 'unsupported_media_type', internPath(doomed), { method: 'DELETE', token: KEYS.alice, raw: 'yes', headers: { 'content-type': 'text/plain' } });
+    expect((await call(internPath(doomed), { method: 'DELETE', token: KEYS.alice })).body).toEqual({ deleting: true });
+    const withBody = await call(internPath(acknowledged), { method: 'DELETE', token: KEYS.alice, json: { acknowledge_workspace_loss: true } });
+    expect(withBody.status).toBe(202);
+  });
+});
+
+describe('chat and invoke', () => {
+  it('streams a response whose every chunk is documented, ending with stop', async () => {
+    const chunks = await ended(interns.talk, await stream(interns.talk, promptBody('/say hello from the document')));
+    expect(finishOf(chunks)).toBe('stop');
+  });
+
+  it('pauses on a question (tool_calls), resumes on the answer; 409 and 404 for answers that fit no open question', async () => {
+    const paused = await ended(interns.talk, await stream(interns.talk, promptBody('/ask your name?\n/say thanks')));
+    expect(finishOf(paused)).toBe('tool_calls');
+    const sessionId = paused.at(-1).session_id as string;
+    const toolCallId = paused.at(-3).choices[0].delta.tool_calls[0].id as string;
+    expect(validator.componentProblems('ProvideInputArguments', JSON.parse(paused.at(-3).choices[0].delta.tool_calls[0].function.arguments))).toEqual([]);
+
+    const reply = elicitationReply.accept({ answer: 'Ada' });
+    const resumed = await ended(interns.talk, await stream(interns.talk, answerBody(sessionId, toolCallId, reply)));
+    expect(finishOf(resumed)).toBe('stop');
+    const again = (await chat(interns.talk, answerBody(sessionId, toolCallId, reply))) as JsonAnswer;
+    expect({ status: again.status, reason: again.body.error.metadata.reason }).toEqual({ status: 409, reason: 'interaction_not_pending' });
+    const unknown = (await chat(interns.talk, answerBody(sessionId, 'call_unknown', reply))) as JsonAnswer;
+    expect({ status: unknown.status, reason: unknown.body.error.metadata.reason }).toEqual({ status: 404, reason: 'interaction_unknown' });
+  });
+
+  it('refuses before any stream: 400, 413, 415, 409 intern_not_running', async () => {
+    expect(((await chat(interns.talk, { stream: false, messages: [{ role: 'user', content: 'x' }] })) as JsonAnswer).status).toBe(400);
+    expect(((await chat(interns.talk, promptBody('a'.repeat(1_048_600)))) as JsonAnswer).status).toBe(413);
+    await refusedWith(415, 'unsupported_media_type', chatPath(interns.talk), { token: KEYS.alice, raw: '{}', headers: { 'content-type': 'text/plain' } });
+    const notRunning = (await chat(interns.stopped, promptBody('/say hi'))) as JsonAnswer;
+    expect({ status: notRunning.status, reason: notRunning.body.error.metadata.reason }).toEqual({ status: 409, reason: 'intern_not_running' });
+  });
+
+  it('steers a prompt into the going run of its session: 202', async () => {
+    const sessionId = randomUUID();
+    const first = await stream(interns.steer, promptBody('/sleep 5000\n/say first', { sessionId }));
+    await untilRole(first, 20_000);
+    const steered = (await chat(interns.steer, promptBody('/say second', { sessionId }))) as JsonAnswer;
+    expect(steered.body).toEqual({ session_id: sessionId, status: 'steered' });
+    expect(finishOf(await ended(interns.steer, first))).toBe('stop');
+  });
+
+  it('ends a stream with a documented error chunk (410 run_ended) when the intern is suspended', async () => {
+    const going = await stream(interns.ended, promptBody('/sleep 5000\n/say too late'));
+    await untilRole(going, 20_000);
+    expect((await call(internPath(interns.ended, '/suspend'), { token: KEYS.alice, raw: '' })).body).toEqual({ suspended: true });
+    const chunks = await ended(interns.ended, going);
+    expect(finishOf(chunks)).toBe('error');
+    expect(chunks.at(-2).error.metadata.reason).toBe('run_ended');
+  });
+
+  it('invoke: 202 started, 409 busy beyond the run limit, 202 steered, 404 for a foreign session, 400', async () => {
+    const path = internPath(interns.busy, '/invoke');
+    const started = await call(path, { token: KEYS.alice, json: { input: '/sleep 4000\n/say slept' } });
+    expect(started.body.status).toBe('started');
+    const busy = await refusedWith(409, 'busy', path, { token: KEYS.alice, json: { input: '/say another run' } });
+    expect(busy.headers.get('retry-after')).toMatch(/^\d+$/);
+    const steered = await call(path, { token: KEYS.alice, json: { input: '/say steered', session_id: started.body.session_id } });
+    expect(steered.body).toEqual({ session_id: started.body.session_id, status: 'steered' });
+    await refusedWith(404, 'not_found', internPath(interns.talk, '/invoke'), { token: KEYS.alice, json: { input: 'x', session_id: 'not-mine' } });
+    await refusedWith(400, 'invalid_body', path, { token: KEYS.alice, json: { input: 'x', extra: 1 } });
+  });
+});
+
+describe('daemon access and signing', () => {
+  it('reveals with an OAuth token (route and alias); 403 for an API key, 409 for a stopped intern', async () => {
+    expect((await call(internPath(interns.daemon, '/daemon'), { token: tokens.full })).status).toBe(200);
+    const alias = await call(internPath(interns.daemon, '/daemon-access'), { token: tokens.full });
+    expect({ status: alias.status, deprecation: alias.headers.get('deprecation') }).toEqual({ status: 200, deprecation: 'true' });
+    await refusedWith(403, 'personal_identity_required', internPath(interns.daemon, '/daemon-access'), { token: KEYS.alice });
+    await refusedWith(409, 'intern_not_running', internPath(interns.stopped, '/daemon'), { token: tokens.full });
+  });
+
+  it('signs v1 and v2 (route and alias); 400, 403 insufficient_scope, then 429 beyond the turn limit', async () => {
+    const sign = (json: unknown, token = tokens.full, alias = false) =>
+      call(internPath(interns.limited, alias ? '/daemon-access/sign' : '/daemon/sign'), { token, json });
+    const v1 = await sign({ bodySha256: BODY_SHA256 });
+    expect(v1.status).toBe(200);
+    const v2 = await sign({ bodySha256: BODY_SHA256, route: { method: 'POST', path: '/hooks/deploy' } });
+    expect(Object.keys(v2.body)).toContain('x-intern-invoke-nonce');
+    expect((await sign({ bodySha256: BODY_SHA256 }, tokens.full, true)).status).toBe(200);
+    await refusedWith(400, 'invalid_body', internPath(interns.limited, '/daemon/sign'), { token: tokens.full, json: { bodySha256: 'ABC' } });
+    await refusedWith(403, 'insufficient_scope', internPath(interns.limited, '/daemon/sign'), { token: tokens.noVault, json: { bodySha256: BODY_SHA256 } });
+    // Three signings and the refused one (counted before lifecycle judged the scope): TURNS_PER_MINUTE spent.
+    const limited = await refusedWith(429, 'rate_limited', internPath(interns.limited, '/daemon/sign'), { token: tokens.full, json: { bodySha256: BODY_SHA256 } });
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('serves the signing keys to anyone', async () => {
+    expect((await call(`${API}/daemon/signing-keys`)).status).toBe(200);
+  });
+});
+
+describe('GET /analytics/meta', () => {
+  it('answers the catalogue to a management key, and errors without metadata', async () => {
+    expect((await call(`${API}/analytics/meta`, { token: KEYS.management })).status).toBe(200);
+    expect((await call(`${API}/analytics/meta`)).body).toEqual({ error: { code: 401, message: 'missing authentication header' } });
+    expect((await call(`${API}/analytics/meta`, { token: 'unknown' })).status).toBe(401);
+    expect((await call(`${API}/analytics/meta`, { token: KEYS.alice })).status).toBe(403);
+  });
+});
+
+describe('coverage', () => {
+  it('exercised every documented operation with a success, and every error status the contract names', () => {
+    const exercised = [...validator.exercised];
+    const succeeded = new Set(exercised.filter((entry) => /\s2\d\d$/.test(entry)).map((entry) => entry.replace(/\s\d+$/, '')));
+    const missing = validator.operations().filter((operation) => !succeeded.has(operation));
+    expect(missing).toEqual([]);
+    const statuses = new Set(exercised.map((entry) => entry.split(' ').at(-1)));
+    expect([...statuses].sort()).toEqual(expect.arrayContaining(['200', '201', '202', '304', '400', '401', '403', '404', '409', '413', '415', '429']));
+  });
+});

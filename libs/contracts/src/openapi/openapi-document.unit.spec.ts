@@ -1,0 +1,84 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { ERROR_REASONS } from '../errors';
+import { HTTP_METHODS, OPENAPI_DOCUMENT, OpenApiOperation } from './openapi-document';
+
+const operations: [string, OpenApiOperation][] = Object.entries(OPENAPI_DOCUMENT.paths).flatMap(([template, item]) =>
+  HTTP_METHODS.flatMap((method) => {
+    const operation = item[method];
+    return operation === undefined ? [] : [[`${method.toUpperCase()} ${template}`, operation] as [string, OpenApiOperation]];
+  }),
+);
+const isPublic = (operation: OpenApiOperation) => operation.security !== undefined && operation.security.length === 0;
+const isAnalytics = (route: string) => route.includes('/analytics/');
+
+it('is a valid OpenAPI 3.1 document', async () => {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(OPENAPI_DOCUMENT) as unknown as Record<string, unknown>);
+  expect(result.errors).toBeUndefined();
+  expect(result.valid).toBe(true);
+  expect(validator.version).toBe('3.1');
+});
+
+it('describes interface version 1.0.0 under the server /api/v1', () => {
+  expect(OPENAPI_DOCUMENT.openapi).toBe('3.1.0');
+  expect(OPENAPI_DOCUMENT.info.version).toBe('1.0.0');
+  expect(OPENAPI_DOCUMENT.servers.map((server) => server.url)).toEqual(['/api/v1']);
+});
+
+it('names every operation once', () => {
+  const ids = operations.map(([, operation]) => operation.operationId);
+  expect(new Set(ids).size).toBe(ids.length);
+});
+
+it('gives every credentialed route a 401 and every route the correlation id on every response', () => {
+  for (const [route, operation] of operations) {
+    if (!isPublic(operation)) expect({ route, has401: '401' in operation.responses }).toEqual({ route, has401: true });
+    for (const [status, response] of Object.entries(operation.responses)) {
+      expect({ route, status, correlation: response.headers?.['x-correlation-id'] }).toEqual({
+        route,
+        status,
+        correlation: { $ref: '#/components/headers/CorrelationId' },
+      });
+    }
+  }
+});
+
+it('answers errors of intern routes with metadata whose reason has the status of the response', () => {
+  for (const [route, operation] of operations) {
+    if (isAnalytics(route)) continue;
+    for (const [status, response] of Object.entries(operation.responses)) {
+      if (Number(status) < 400 || status === '401') continue;
+      const error = (response.content?.['application/json']?.schema?.properties as { error: { properties: Record<string, unknown>; required: string[] } })
+        .error;
+      expect({ route, status, required: error.required }).toEqual({ route, status, required: ['code', 'message', 'metadata'] });
+      const metadata = error.properties.metadata as { oneOf?: { properties: { reason: { const: string } } }[]; properties?: { reason: { const: string } } };
+      const reasons = (metadata.oneOf ?? [metadata]).map((variant) => variant.properties?.reason.const as keyof typeof ERROR_REASONS);
+      for (const reason of reasons) expect({ route, reason, status: ERROR_REASONS[reason].status }).toEqual({ route, reason, status: Number(status) });
+    }
+  }
+});
+
+it('marks exactly the two daemon aliases deprecated, with Deprecation and Link on every response', () => {
+  const deprecated = operations.filter(([, operation]) => operation.deprecated === true);
+  expect(deprecated.map(([route]) => route).sort()).toEqual([
+    'GET /interns/{intern_id}/daemon-access',
+    'POST /interns/{intern_id}/daemon-access/sign',
+  ]);
+  for (const [, operation] of deprecated) {
+    for (const response of Object.values(operation.responses)) {
+      expect(Object.keys(response.headers ?? {})).toEqual(expect.arrayContaining(['Deprecation', 'Link']));
+    }
+  }
+});
+
+it('documents the Intern with every key required and the list cursor only with has_more', () => {
+  const { Intern, InternDetail, InternList } = OPENAPI_DOCUMENT.components.schemas;
+  // CONTRACT section 3, in its order.
+  const keys = ['id', 'name', 'description', 'instructions', 'model', 'status', 'last_failure_message', 'progress', 'hostname',
+    'workspace_id', 'vault_id', 'attached_vault_id', 'created_at', 'updated_at'];
+  expect(Intern.required).toEqual(keys);
+  expect(Object.keys(Intern.properties as object)).toEqual(keys);
+  expect(InternDetail.required).toEqual([...keys, 'icon_sha256']);
+  expect(Object.keys(InternDetail.properties as object)).toEqual([...keys, 'icon_sha256', 'created_by_you']);
+  expect(InternList.then).toEqual({ type: 'object', required: ['next_cursor'] });
+});

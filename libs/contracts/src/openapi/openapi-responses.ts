@@ -1,0 +1,172 @@
+/**
+ * Responses of the API document: the response headers, and the error responses of each route built from the
+ * reasons it can answer (CONTRACT section 2), so a status, its reasons, their retryability and `Retry-After`
+ * always agree with `ERROR_REASONS`.
+ */
+import { ANALYTICS_ERROR_MESSAGES } from '../analytics';
+import { ERROR_REASONS, ErrorReason, UNAUTHENTICATED_MESSAGE } from '../errors';
+import { JsonSchema, ref, strictObject, UUID_SCHEMA } from './json-schema';
+
+export interface OpenApiHeader {
+  $ref?: string;
+  description?: string;
+  required?: boolean;
+  schema?: JsonSchema;
+}
+
+export interface OpenApiMediaType {
+  schema?: JsonSchema;
+  /** For `text/event-stream`: the schema of each event's `data` (OpenAPI 3.1 has no keyword for it). */
+  'x-event-data'?: JsonSchema;
+}
+
+export interface OpenApiResponse {
+  description: string;
+  headers?: Record<string, OpenApiHeader>;
+  content?: Record<string, OpenApiMediaType>;
+}
+
+export type OpenApiResponses = Record<string, OpenApiResponse>;
+
+/** The response header the gateway mints per request (CONTRACT: carried through every service as correlation id). */
+export const CORRELATION_ID_RESPONSE_HEADER = 'x-correlation-id';
+
+export const OPENAPI_HEADERS: Record<string, OpenApiHeader> = {
+  CorrelationId: {
+    description: 'Minted by the gateway for every request and carried through the services and their logs.',
+    required: true,
+    schema: UUID_SCHEMA,
+  },
+  RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
+  Deprecation: { description: 'This route is a deprecated alias.', required: true, schema: { const: 'true' } },
+  SuccessorLink: {
+    description: 'The route that replaces this alias.',
+    required: true,
+    schema: { type: 'string', pattern: '^</api/v1/interns/[^>]+/daemon(/sign)?>; rel="successor-version"$' },
+  },
+};
+
+const headerRef = (name: keyof typeof OPENAPI_HEADERS): OpenApiHeader => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers every response of the API carries. */
+export function commonHeaders(): Record<string, OpenApiHeader> {
+  return { [CORRELATION_ID_RESPONSE_HEADER]: headerRef('CorrelationId') };
+}
+
+/** Headers a deprecated alias adds to every one of its responses (CONTRACT section 8). */
+export function aliasHeaders(): Record<string, OpenApiHeader> {
+  return { Deprecation: headerRef('Deprecation'), Link: headerRef('SuccessorLink') };
+}
+
+export function fixedHeader(value: string, description: string): OpenApiHeader {
+  return { description, required: true, schema: { const: value } };
+}
+
+export function jsonResponse(description: string, schema: JsonSchema, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse {
+  return { description, headers: { ...commonHeaders(), ...headers }, content: { 'application/json': { schema } } };
+}
+
+/** When each reason is answered (CONTRACT section 2), for the responses' descriptions. */
+const REASON_WHEN: Record<ErrorReason, string> = {
+  invalid_body: 'malformed JSON, unknown or mistyped field, bad list filter or cursor, field rule broken, or a body where none is taken',
+  forbidden: "the credential's owner lost access, or the request came to a regional host",
+  personal_identity_required: 'daemon access and signing need a personal OAuth access token, not an API key',
+  insufficient_scope: 'the OAuth access token lacks `interns` (any intern route) or `vault:read` (signing)',
+  not_found: 'organization outside the programme, lifecycle writes disabled, or an intern (or session) the credential cannot see',
+  interaction_unknown: '`tool_call_id` names no question of that session',
+  timeout: "the route deadline passed; the message quotes the route's own deadline",
+  intern_busy: 'the lifecycle operation is not allowed in the current status',
+  name_taken: 'the name is already used by the same creator in the workspace',
+  idempotency_key_reused: 'the same `Idempotency-Key` came with a different body',
+  workspace_loss_not_acknowledged: 'delete of an intern whose workspace archive failed, without `acknowledge_workspace_loss`',
+  vault_not_attachable: '`vault_id` is not the vault of another visible intern in the workspace',
+  intern_not_running: 'the intern is not `running`',
+  busy: "the intern's concurrent-run limit is reached",
+  interaction_not_pending: 'the question expired or was already answered',
+  run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
+  payload_too_large: 'the body is over 1048576 bytes',
+  unsupported_media_type: 'a non-empty body without `Content-Type: application/json`',
+  rate_limited: 'the chat turn limiter (chat prompts, invokes and signings per caller per intern per minute)',
+  internal_error: 'a transient failure, including a backend service that did not answer',
+  configuration_error: 'a missing binding or unusable stored credential, such as a model provider without a key',
+  stream_severed: 'the link to the run broke without confirmation (stream error chunk only)',
+};
+
+/** The error responses of an intern route: 401, then one response per status its reasons fall under. */
+export function errorResponses(reasons: readonly ErrorReason[]): OpenApiResponses {
+  const responses: OpenApiResponses = {
+    '401': {
+      description: `Credential missing, unknown, disabled or expired, or a management key: \`${UNAUTHENTICATED_MESSAGE}\`, no \`metadata\`.`,
+      headers: commonHeaders(),
+      content: { 'application/json': { schema: ref('Unauthenticated') } },
+    },
+  };
+  for (const [status, group] of reasonsByStatus(reasons)) responses[String(status)] = errorResponse(status, group);
+  return responses;
+}
+
+/** The error responses of a public route (no credential, so no 401). */
+export function publicErrorResponses(reasons: readonly ErrorReason[]): OpenApiResponses {
+  const { '401': _unauthenticated, ...rest } = errorResponses(reasons);
+  return rest;
+}
+
+function reasonsByStatus(reasons: readonly ErrorReason[]): [number, ErrorReason[]][] {
+  const groups = new Map<number, ErrorReason[]>();
+  for (const reason of reasons) {
+    const status: number = ERROR_REASONS[reason].status;
+    groups.set(status, [...(groups.get(status) ?? []), reason]);
+  }
+  return [...groups.entries()].sort(([a], [b]) => a - b);
+}
+
+function errorResponse(status: number, reasons: ErrorReason[]): OpenApiResponse {
+  const retryable = reasons.filter((reason) => ERROR_REASONS[reason].retryable);
+  const headers = commonHeaders();
+  if (retryable.length === reasons.length) {
+    headers['Retry-After'] = headerRef('RetryAfter');
+  } else if (retryable.length > 0) {
+    headers['Retry-After'] = { description: `Set with ${retryable.map((reason) => `\`${reason}\``).join(', ')}.`, schema: { type: 'integer', minimum: 0 } };
+  }
+  return {
+    description: reasons.map((reason) => `\`${reason}\`: ${REASON_WHEN[reason]}.`).join(' '),
+    headers,
+    content: { 'application/json': { schema: errorBodyOf(status, reasons) } },
+  };
+}
+
+/** The envelope narrowed to this status and these reasons, each with its own `retryable`. */
+function errorBodyOf(status: number, reasons: ErrorReason[]): JsonSchema {
+  const metadata = reasons.map((reason) =>
+    strictObject({ reason: { const: reason }, retryable: { const: ERROR_REASONS[reason].retryable } }),
+  );
+  return strictObject({
+    error: strictObject({
+      code: { const: status },
+      message: { type: 'string' },
+      metadata: metadata.length === 1 ? metadata[0] : { oneOf: metadata },
+    }),
+  });
+}
+
+/** Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9). */
+export function analyticsErrorResponses(): OpenApiResponses {
+  const response = (status: number, description: string, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
+    description,
+    headers: { ...commonHeaders(), ...headers },
+    content: {
+      'application/json': {
+        schema: strictObject({ error: strictObject({ code: { const: status }, message: { type: 'string' } }) }),
+      },
+    },
+  });
+  return {
+    '401': response(
+      401,
+      `No \`Authorization\` header: \`${ANALYTICS_ERROR_MESSAGES.missingHeader}\`; unknown or unusable credential: \`${UNAUTHENTICATED_MESSAGE}\`.`,
+    ),
+    '403': response(403, `A valid credential that is not a management key: \`${ANALYTICS_ERROR_MESSAGES.managementOnly}\`.`),
+    '408': response(408, REASON_WHEN.timeout),
+    '500': response(500, REASON_WHEN.internal_error, { 'Retry-After': headerRef('RetryAfter') }),
+  };
+}

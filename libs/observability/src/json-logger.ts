@@ -1,0 +1,108 @@
+import { hostname } from 'node:os';
+import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+import pino from 'pino';
+import type { LogLevelName } from '@interns/contracts';
+import { logLevelForNest, nestLevelsFor } from './log-levels';
+import { entryFromNestArguments } from './nest-log-arguments';
+import { currentCorrelationId } from './request-context';
+import { activeTraceIds } from './tracing';
+
+export interface JsonLoggerOptions {
+  /** Written on every line as `service`. */
+  service: string;
+  /** Default `info`. */
+  level?: LogLevelName;
+  /** Default stdout. */
+  destination?: pino.DestinationStream;
+}
+
+type PinoLevel = Exclude<LogLevelName, 'silent'>;
+
+/** What the request being handled adds to every line written while it is. */
+function requestFields(): Record<string, string> {
+  const correlationId = currentCorrelationId();
+  const traceIds = activeTraceIds();
+  if (correlationId === undefined) return traceIds ?? {};
+  return traceIds === undefined ? { correlation_id: correlationId } : { correlation_id: correlationId, ...traceIds };
+}
+
+/**
+ * Nest's LoggerService on pino: one JSON object per line (`time`, `level`, `service`, `context`, `msg`,
+ * `correlation_id` while a request is handled, `err` with its stack). Installed, it is what every
+ * `new Logger(context)` in the process writes through.
+ */
+export class JsonLogger implements LoggerService {
+  private static installed: JsonLogger | null = null;
+  private readonly pino: pino.Logger;
+
+  constructor(readonly options: JsonLoggerOptions) {
+    this.pino = pino(
+      {
+        level: options.level ?? 'info',
+        base: { service: options.service, pid: process.pid, hostname: hostname() },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+        mixin: requestFields,
+      },
+      options.destination,
+    );
+  }
+
+  /**
+   * Makes the process's JSON logger the one behind every Nest `Logger` and lets `Logger.isLevelEnabled`
+   * answer by its level. The first call creates it; later calls (same service) only change the level.
+   */
+  static install(options: { service: string; level?: LogLevelName }): JsonLogger {
+    let logger = JsonLogger.installed;
+    if (logger === null || logger.options.service !== options.service) {
+      logger = new JsonLogger({ service: options.service });
+      JsonLogger.installed = logger;
+    }
+    Logger.overrideLogger(logger);
+    // An array sets Nest's level list and calls setLogLevels below, so both agree.
+    Logger.overrideLogger(nestLevelsFor(options.level ?? logger.level));
+    return logger;
+  }
+
+  get level(): LogLevelName {
+    return this.pino.level as LogLevelName;
+  }
+
+  /** Nest's way to change levels (`app.useLogger([...])`, `Logger.overrideLogger([...])`). */
+  setLogLevels(levels: LogLevel[]): void {
+    this.pino.level = logLevelForNest(levels);
+  }
+
+  log(message: unknown, ...optionalParams: unknown[]): void {
+    this.write('info', message, optionalParams, false);
+  }
+
+  error(message: unknown, ...optionalParams: unknown[]): void {
+    this.write('error', message, optionalParams, true);
+  }
+
+  warn(message: unknown, ...optionalParams: unknown[]): void {
+    this.write('warn', message, optionalParams, false);
+  }
+
+  debug(message: unknown, ...optionalParams: unknown[]): void {
+    this.write('debug', message, optionalParams, false);
+  }
+
+  verbose(message: unknown, ...optionalParams: unknown[]): void {
+    this.write('trace', message, optionalParams, false);
+  }
+
+  fatal(message: unknown, ...optionalParams: unknown[]): void {
+    this.write('fatal', message, optionalParams, true);
+  }
+
+  private write(level: PinoLevel, message: unknown, optionalParams: unknown[], takesStack: boolean): void {
+    if (!this.pino.isLevelEnabled(level)) return;
+    const { msg, context, err, fields } = entryFromNestArguments(message, optionalParams, takesStack);
+    const line: Record<string, unknown> = { ...fields };
+    if (context !== undefined) line.context = context;
+    if (err !== undefined) line.err = err;
+    this.pino[level](line, msg);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What the deployment files must agree with, read from the code itself (never a hand-kept copy): the
+ * environment names loadConfig reads, each app's port variable, and the health routes the apps serve.
+ */
+import 'reflect-metadata';
+import { PATH_METADATA } from '@nestjs/common/constants';
+import { loadConfig, PlatformConfig, ServiceName } from '@interns/contracts';
+import { HealthHttpController } from '../../libs/health/src/health.http.controller';
+
+type PortKey = { [K in keyof PlatformConfig]: PlatformConfig[K] extends number ? K : never }[keyof PlatformConfig];
+
+/** The four deployable apps and the config field each listens on. */
+export const APPS: readonly { app: ServiceName; portKey: PortKey }[] = [
+  { app: 'gateway', portKey: 'gatewayPort' },
+  { app: 'lifecycle', portKey: 'lifecyclePort' },
+  { app: 'runs', portKey: 'runsPort' },
+  { app: 'analytics', portKey: 'analyticsPort' },
+];
+
+/** Every environment name loadConfig reads, recorded by an env object that notes each key asked for. */
+export function configEnvNames(): Set<string> {
+  const names = new Set<string>();
+  const recorder = new Proxy<Record<string, string | undefined>>(
+    {},
+    {
+      get(_target, key) {
+        if (typeof key === 'string') names.add(key);
+        return undefined;
+      },
+    },
+  );
+  loadConfig(recorder);
+  return names;
+}
+
+const PROBE_PORT = 54_321;
+
+/** The environment name that sets `portKey`: the one whose value loadConfig puts there. */
+export function portVariable(portKey: PortKey): string {
+  const matches = [...configEnvNames()].filter((name) => {
+    try {
+      return loadConfig({ [name]: String(PROBE_PORT) })[portKey] === PROBE_PORT;
+    } catch {
+      return false; // a name that does not take a number
+    }
+  });
+  if (matches.length !== 1) throw new Error(`expected one variable setting ${portKey}, found ${JSON.stringify(matches)}`);
+  return matches[0];
+}
+
+function routeOf(handler: (...args: never[]) => unknown): string {
+  const base = Reflect.getMetadata(PATH_METADATA, HealthHttpController) as string;
+  const path = Reflect.getMetadata(PATH_METADATA, handler) as string;
+  return `/${base}/${path}`.replace(/\/+/g, '/');
+}
+
+/** The liveness and readiness routes every app serves (libs/health). */
+export function healthRoutes(): { live: string; ready: string } {
+  return {
+    live: routeOf(HealthHttpController.prototype.live),
+    ready: routeOf(HealthHttpController.prototype.ready),
+  };
+}

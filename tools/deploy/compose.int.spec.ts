@@ -1,0 +1,211 @@
+/**
+ * docker-compose.yml, checked offline (no Docker engine): `docker-compose config` must accept it, and the
+ * resolved file must start the system the way the apps expect (health checks, migrations first, ports
+ * and environment names that loadConfig reads). Also: the image's HEALTHCHECK and healthcheck.mjs agree
+ * with the apps' routes and ports.
+ */
+import { execFile } from 'node:child_process';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { copyFile, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { loadConfig } from '@interns/contracts';
+import { APPS, configEnvNames, healthRoutes, portVariable } from './app-facts';
+import { runNode } from './node-process';
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string; args?: Record<string, string> };
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test?: string[]; disable?: boolean };
+  ports?: { target: number; published?: number | string }[];
+  /** docker-compose 1.x prints `source:target:mode`, Compose v2 the long form. */
+  volumes?: (string | { type: string; source: string; target: string })[];
+  restart?: string;
+}
+
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+const INFRA = ['postgres', 'nats'];
+
+function namedVolumeAt(service: ComposeService, target: string): string | undefined {
+  for (const volume of service.volumes ?? []) {
+    if (typeof volume === 'string') {
+      const [source, mountedAt] = volume.split(':');
+      // A named volume's source has no path separator (a bind mount's does).
+      if (mountedAt === target && !source.includes('/')) return source;
+    } else if (volume.target === target && volume.type === 'volume') {
+      return volume.source;
+    }
+  }
+  return undefined;
+}
+const MIGRATIONS = 'migrations';
+
+/** Runs docker-compose with a bare environment, so this machine's variables do not leak into the interpolation. */
+function dockerCompose(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    execFile(
+      'docker-compose',
+      ['--file', 'docker-compose.yml', ...args],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME }, maxBuffer: 8 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') {
+          fail(new Error('docker-compose is not installed: `apt-get install -y docker-compose` (.ci/run does this when it is missing)'));
+        } else if (error) {
+          fail(new Error(`docker-compose ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+        } else {
+          done({ stdout, stderr });
+        }
+      },
+    );
+  });
+}
+
+describe('docker-compose.yml', () => {
+  let compose: ComposeFile;
+  const routes = healthRoutes();
+
+  beforeAll(async () => {
+    await dockerCompose(['config', '--quiet']);
+    compose = parse((await dockerCompose(['config'])).stdout) as ComposeFile;
+  });
+
+  it('has the infrastructure, a one-shot migrations step and the four apps', () => {
+    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, MIGRATIONS, ...APPS.map(({ app }) => app)].sort());
+  });
+
+  it('gives every long-running service a health check; the one-shot migrations step is waited on for its exit instead', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (name === MIGRATIONS) {
+        // Disabled (docker-compose 1.x prints `disable: true` as the test ["NONE"]): nothing waits on its health.
+        expect(service.healthcheck?.disable === true || service.healthcheck?.test?.[0] === 'NONE').toBe(true);
+        expect(service.restart).toBe('no');
+      } else {
+        const test = service.healthcheck?.test ?? [];
+        expect({ name, command: ['CMD', 'CMD-SHELL'].includes(test[0]) && test.length > 1 }).toEqual({ name, command: true });
+      }
+    }
+  });
+
+  it('builds each app from the one Dockerfile with its APP, and the migrations image with APP=migrations', () => {
+    for (const name of [MIGRATIONS, ...APPS.map(({ app }) => app)]) {
+      const build = compose.services[name].build;
+      expect({ name, dockerfile: build?.dockerfile, app: build?.args?.APP }).toEqual({
+        name,
+        dockerfile: 'deploy/docker/Dockerfile',
+        app: name,
+      });
+      expect(resolve(build?.context ?? '')).toBe(process.cwd());
+    }
+  });
+
+  it('starts the apps after the migrations completed and the infrastructure is healthy', () => {
+    for (const { app } of APPS) {
+      const dependsOn = compose.services[app].depends_on ?? {};
+      expect({ app, migrations: dependsOn[MIGRATIONS]?.condition }).toEqual({ app, migrations: 'service_completed_successfully' });
+      for (const infra of INFRA) expect({ app, infra, condition: dependsOn[infra]?.condition }).toEqual({ app, infra, condition: 'service_healthy' });
+    }
+    expect(compose.services[MIGRATIONS].depends_on?.postgres?.condition).toBe('service_healthy');
+    for (const { app } of APPS.filter(({ app }) => app !== 'gateway')) {
+      expect(compose.services.gateway.depends_on?.[app]?.condition).toBe('service_healthy');
+    }
+  });
+
+  it('sets only environment names the apps read, never migrates in an app, and migrates the database the apps use', () => {
+    const known = configEnvNames();
+    for (const { app } of APPS) {
+      const environment = compose.services[app].environment ?? {};
+      expect({ app, unknown: Object.keys(environment).filter((name) => !known.has(name)) }).toEqual({ app, unknown: [] });
+      expect(environment.RUN_MIGRATIONS).toBe('false');
+      expect(loadConfig(environment).runMigrations).toBe(false);
+      expect(environment.DATABASE_URL).toBe(compose.services[MIGRATIONS].environment?.DATABASE_URL);
+    }
+    expect(Object.keys(compose.services[MIGRATIONS].environment ?? {}).filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  it("publishes each app's own port (its *_PORT variable) and health-checks readiness on it", () => {
+    for (const { app, portKey } of APPS) {
+      const service = compose.services[app];
+      const environment = service.environment ?? {};
+      const port = loadConfig(environment)[portKey];
+      expect({ app, variable: environment[portVariable(portKey)] }).toEqual({ app, variable: String(port) });
+      expect({ app, targets: (service.ports ?? []).map((entry) => entry.target) }).toEqual({ app, targets: [port] });
+      expect(service.healthcheck?.test).toEqual(['CMD', 'node', 'healthcheck.mjs', routes.ready]);
+    }
+    // The API's host port is fixed (the others are ephemeral, so their services can be scaled).
+    expect(Number(compose.services.gateway.ports?.[0]?.published)).toBe(loadConfig(compose.services.gateway.environment ?? {}).gatewayPort);
+  });
+
+  it('keeps the state of runs, lifecycle and gateway on a named volume at their DATA_DIR', () => {
+    for (const app of ['runs', 'lifecycle', 'gateway']) {
+      const service = compose.services[app];
+      const dataDir = loadConfig(service.environment ?? {}).dataDir;
+      const volume = namedVolumeAt(service, dataDir);
+      expect({ app, declared: Object.keys(compose.volumes ?? {}).includes(volume ?? '') }).toEqual({ app, declared: true });
+    }
+  });
+});
+
+describe('the image health check', () => {
+  const routes = healthRoutes();
+
+  it('probes liveness with healthcheck.mjs, which the image copies next to dist/', async () => {
+    const dockerfile = await readFile('deploy/docker/Dockerfile', 'utf8');
+    const healthcheck = /^HEALTHCHECK .*CMD (\[.*\])$/m.exec(dockerfile);
+    expect(healthcheck).not.toBeNull();
+    expect(JSON.parse(healthcheck?.[1] ?? '[]')).toEqual(['node', 'healthcheck.mjs', routes.live]);
+    expect(dockerfile).toMatch(/^COPY deploy\/docker\/healthcheck\.mjs .*\.\/$/m);
+    expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
+  });
+
+  describe('healthcheck.mjs', () => {
+    let dir: string;
+    let server: Server;
+    let port: number;
+
+    beforeAll(async () => {
+      // The image's layout: /app/healthcheck.mjs beside /app/dist (the repository's build).
+      dir = await mkdtemp(join(tmpdir(), 'interns-healthcheck-'));
+      await copyFile('deploy/docker/healthcheck.mjs', join(dir, 'healthcheck.mjs'));
+      await symlink(resolve('dist'), join(dir, 'dist'));
+      // An app stand-in: live, but not ready.
+      server = createServer((request, response) => {
+        response.statusCode = request.url === routes.live ? 200 : 503;
+        response.end();
+      });
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      port = (server.address() as AddressInfo).port;
+    });
+
+    afterAll(async () => {
+      await new Promise((done) => server?.close(done));
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it.each(APPS.map(({ app, portKey }) => [app, portKey] as const))(
+      "probes %s on the port its variable names, and fails when the route does not answer 200",
+      async (app, portKey) => {
+        const env = { APP: app, [portVariable(portKey)]: String(port) };
+        const script = join(dir, 'healthcheck.mjs');
+        expect((await runNode(script, [routes.live], env)).code).toBe(0);
+        expect((await runNode(script, [routes.ready], env)).code).toBe(1);
+      },
+      30_000,
+    );
+
+    it('passes for the one-shot migrations image and fails for an unknown APP', async () => {
+      const script = join(dir, 'healthcheck.mjs');
+      expect((await runNode(script, [routes.live], { APP: 'migrations' })).code).toBe(0);
+      const unknown = await runNode(script, [routes.live], { APP: 'nonsense' });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain('unknown APP "nonsense"');
+    });
+  });
+});
