@@ -48,7 +48,7 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
   }
 
   private toApiError(exception: unknown, request: FastifyRequest): HttpError {
-    const correlationId = request.gateway?.correlationId ?? '-';
+    const correlationId = request.gateway?.correlationId;
     const deadlineMs = request.gateway?.routeDeadlineMs ?? this.config.lifecycleRouteDeadlineMs;
     if (exception instanceof HttpErrorException) return exception.httpError;
     if (exception instanceof HttpException) return this.fromHttpException(exception, deadlineMs, correlationId);
@@ -56,20 +56,20 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
       return toHttpError(exception, deadlineMs);
     }
     if (exception instanceof RpcTimeoutError || exception instanceof RpcUnavailableError) {
-      this.logger.warn(`${request.method} ${request.url} correlation_id=${correlationId}: ${exception.message}`);
+      this.logger.warn(`${request.method} ${request.url}: ${exception.message}`, { correlation_id: correlationId });
       return toHttpError(exception, deadlineMs);
     }
     this.logger.error(
-      `${request.method} ${request.url} correlation_id=${correlationId}: ` +
-        (exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)),
+      `${request.method} ${request.url}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+      { correlation_id: correlationId },
     );
     return toHttpError(exception, deadlineMs);
   }
 
   /** Nest's and Fastify's errors carry only a status: each maps to the contract reason for it. */
-  private fromHttpException(exception: HttpException, deadlineMs: number, correlationId: string): HttpError {
+  private fromHttpException(exception: HttpException, deadlineMs: number, correlationId: string | undefined): HttpError {
     const status = exception.getStatus();
-    if (status >= 500) this.logger.error(`correlation_id=${correlationId}: ${exception.stack ?? exception.message}`);
+    if (status >= 500) this.logger.error(exception.stack ?? exception.message, { correlation_id: correlationId });
     return apiErrorForStatus(status, exception.message, deadlineMs);
   }
 }

@@ -28,16 +28,18 @@ export class GatewayHttpSetup implements OnModuleInit {
     // First: the checks hook answers refusals itself and ends the onRequest chain, and those count too.
     installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.checks.onRequest);
-    fastify.addHook('preHandler', this.checks.enterRequestContext);
-    // Installed only when debug logging or tracing is on, so the hot path pays nothing otherwise.
-    const debug = Logger.isLevelEnabled('debug');
-    if (debug || tracingEnabled()) fastify.addHook('onResponse', this.checks.finishRequest);
-    if (debug) {
-      // Runs inside the request's context (finishRequest above): the line carries `correlation_id`.
+    // Installed only when tracing or debug logging is on, so the hot path pays nothing otherwise.
+    if (tracingEnabled()) {
+      fastify.addHook('preHandler', this.checks.enterRequestContext);
+      fastify.addHook('onResponse', this.checks.finishRequest);
+    }
+    if (Logger.isLevelEnabled('debug')) {
       fastify.addHook('onResponse', async (request, reply) => {
         const state = request.gateway;
         const elapsed = state === null ? '-' : `${(performance.now() - state.arrivedAt).toFixed(1)}ms`;
-        this.logger.debug(`${request.method} ${request.url} ${reply.statusCode} ${elapsed}`);
+        this.logger.debug(`${request.method} ${request.url} ${reply.statusCode} ${elapsed}`, {
+          correlation_id: state?.correlationId,
+        });
       });
     }
   }

@@ -50,8 +50,9 @@ export class DrainingNatsServer extends ServerNats {
    * is taken from the last reply packet instead (see `getPublisher`).
    */
   override async handleMessage(channel: string, message: Msg): Promise<unknown> {
-    const awaitsReply = Boolean(message.reply) && this.getHandlerByPattern(channel) !== null;
-    if (awaitsReply) this.unanswered.add(message);
+    // Every subscription serves a registered handler (bindEvents), so a reply subject is all it takes.
+    // (getHandlerByPattern would try to JSON.parse the subject on every message: measurable under load.)
+    if (message.reply) this.unanswered.add(message);
     try {
       return await super.handleMessage(channel, message);
     } catch (error) {

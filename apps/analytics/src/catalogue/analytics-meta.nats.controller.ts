@@ -15,7 +15,7 @@ export function analyticsMetaNatsController(subject: string): Type<unknown> {
 
     @MessagePattern(subject)
     meta(@Payload() request: AnalyticsMetaRequest): AnalyticsMetaReply {
-      this.logger.debug(`meta for organization ${request?.organizationId} correlation_id=${request?.correlationId}`);
+      this.logger.debug(`meta for organization ${request?.organizationId}`, { correlation_id: request?.correlationId });
       return { data: ANALYTICS_CATALOGUE };
     }
   }

@@ -99,7 +99,9 @@ export class ChatHttpController implements BeforeApplicationShutdown {
       this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId });
     }
     if (outcome === 'severed' || outcome === 'overflow') {
-      this.logger.warn(`chat stream ${streamId} of session ${answer.sessionId} ended ${outcome} correlation_id=${context.correlationId}`);
+      this.logger.warn(`chat stream ${streamId} of session ${answer.sessionId} ended ${outcome}`, {
+        correlation_id: context.correlationId,
+      });
     }
   }
 
