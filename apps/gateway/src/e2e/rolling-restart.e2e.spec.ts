@@ -53,17 +53,27 @@ async function holdAppends(database: pg.Client): Promise<void> {
   await database.query('LOCK TABLE lifecycle.events IN EXCLUSIVE MODE');
 }
 
-async function createWaitingOnLock(database: pg.Client): Promise<void> {
+/**
+ * Waits until lifecycle's append of `create` blocks on the lock. A create that was answered instead (it never
+ * reached the append) fails the wait at once with its answer, so a failure says why.
+ */
+async function createWaitingOnLock(database: pg.Client, create: Promise<ApiResponse>): Promise<void> {
+  let answered: ApiResponse | null = null;
+  void create.then((response) => {
+    answered = response;
+  }, () => undefined);
   await eventually(
-    async () =>
-      (
+    async () => {
+      if (answered !== null) throw new Error(`the create was answered before it waited: ${JSON.stringify(answered)}`);
+      return (
+        // Lock requests not granted on the table itself: whichever connection of lifecycle's pool makes the append.
         await database.query<{ waiting: number }>(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name = 'lifecycle' AND wait_event_type = 'Lock'`,
+          `SELECT count(*)::int AS waiting FROM pg_locks WHERE relation = 'lifecycle.events'::regclass AND NOT granted`,
         )
-      ).rows[0].waiting,
+      ).rows[0].waiting;
+    },
     (waiting) => waiting > 0,
-    15_000,
+    30_000,
     'a create waiting on the lock',
   );
 }
@@ -216,7 +226,7 @@ it('completes a create in flight when lifecycle gets SIGTERM, while its replacem
     await holdAppends(database);
     const name = `in-flight-${randomUUID().slice(0, 8)}`;
     const create = platform.api(`${API}/interns`, { token: KEYS.alice, json: { name } });
-    await createWaitingOnLock(database);
+    await createWaitingOnLock(database, create);
 
     const old = platform.process('lifecycle');
     const rolled = platform.rollService('lifecycle');
@@ -253,7 +263,7 @@ it('completes a request in flight on a gateway that gets SIGTERM, then closes it
     await holdAppends(database);
     const name = `in-flight-${randomUUID().slice(0, 8)}`;
     const create = platform.api(`${API}/interns`, { token: KEYS.alice, json: { name }, baseUrl: old.url });
-    await createWaitingOnLock(database);
+    await createWaitingOnLock(database, create);
 
     const rolled = platform.rollService('gateway');
     await eventually(() => answers(`${old.url}/health/live`), (up) => !up, 60_000, 'the old gateway refusing connections');
