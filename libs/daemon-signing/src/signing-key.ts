@@ -1,9 +1,9 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { copyFile, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DaemonSigningJwk, DaemonSigningKeysReply } from '@interns/contracts';
+import { publishNoClobber } from '@interns/files';
 
 /** Relative to DATA_DIR: where a development key is generated when none is configured. */
 export const DAEMON_SIGNING_DIR = 'daemon-signing';
@@ -106,24 +106,3 @@ async function readPemFile(path: string): Promise<string | null> {
   }
 }
 
-/**
- * Writes the file completely under a temporary name, then links it into place, which fails when the name
- * exists: of several racing processes exactly one wins, and nobody ever reads a partial key.
- */
-async function publishNoClobber(path: string, content: string, mode: number): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(temporary, content, { mode, flag: 'wx', flush: true });
-  try {
-    await link(temporary, path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    // Filesystems without hard links: an exclusive copy still never replaces the winner's key.
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV') throw error;
-    await copyFile(temporary, path, fsConstants.COPYFILE_EXCL).catch((copyError: NodeJS.ErrnoException) => {
-      if (copyError.code !== 'EEXIST') throw copyError;
-    });
-  } finally {
-    await unlink(temporary).catch(() => undefined);
-  }
-}

@@ -1,10 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { copyFile, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
 import { LOCAL_OIDC_DIR, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
+import { publishNoClobber, temporaryPath } from '@interns/files';
 
 export const LOCAL_OIDC_ALGORITHM = 'EdDSA';
 export const LOCAL_OIDC_PRIVATE_KEY_FILE = 'signing-key.private.jwk.json';
@@ -100,32 +100,6 @@ async function generatePrivateJwk(): Promise<JWK> {
   const { privateKey, publicKey } = await generateKeyPair(LOCAL_OIDC_ALGORITHM, { crv: 'Ed25519', extractable: true });
   const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
   return { ...(await exportJWK(privateKey)), kid, alg: LOCAL_OIDC_ALGORITHM };
-}
-
-function temporaryPath(path: string): string {
-  return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-}
-
-/**
- * Writes the file completely under a temporary name, then links it into place, which fails if the
- * name already exists: of several racing processes exactly one wins and all read the winner's file.
- */
-async function publishNoClobber(path: string, content: string, mode: number): Promise<void> {
-  const temporary = temporaryPath(path);
-  await writeFile(temporary, content, { mode, flag: 'wx', flush: true });
-  try {
-    await link(temporary, path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    // Filesystems without hard links: an exclusive copy still never replaces the winner's key.
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV') throw error;
-    await copyFile(temporary, path, fsConstants.COPYFILE_EXCL).catch((copyError: NodeJS.ErrnoException) => {
-      if (copyError.code !== 'EEXIST') throw copyError;
-    });
-  } finally {
-    await unlink(temporary).catch(() => undefined);
-  }
 }
 
 /** The private JWK, or null when the file does not exist yet. */
