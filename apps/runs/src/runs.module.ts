@@ -1,4 +1,4 @@
-import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/health';
 import type { ServiceDeps } from '@interns/health';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
@@ -11,6 +11,9 @@ import { RUN_HOST, RunHost } from './runs/run-host';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
 import { ModelCatalog } from './runtime/model-catalog';
 import { RuntimeModule } from './runtime/runtime.module';
+import { BubblewrapShell } from './runtime/shell/bubblewrap-shell';
+import { shellRunnerFor } from './runtime/shell/shell-runner.factory';
+import type { ShellRunner } from './runtime/shell/shell-runner';
 import { sessionReadModelProjection } from './sessions/session-read-model.projection';
 import { SessionStreams } from './sessions/session-streams';
 
@@ -24,15 +27,33 @@ class RunsShutdown implements OnApplicationShutdown {
   }
 }
 
+const SHELL_RUNNER = Symbol('SHELL_RUNNER');
+
+/** Builds one sandbox at start, so a host that cannot sandbox is named in the log before any intern's shell meets it. */
+@Injectable()
+class SandboxSelfTest implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Sandbox');
+
+  constructor(@Inject(SHELL_RUNNER) private readonly shell: ShellRunner) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!(this.shell instanceof BubblewrapShell)) return;
+    const problem = await this.shell.selfTest().catch((error: unknown) => `sandbox self-test failed: ${(error as Error).message}`);
+    if (problem === null) this.logger.log('shell sandbox ready (bubblewrap)');
+    else this.logger.error(`${problem}; the shell tool refuses every command until this is fixed`);
+  }
+}
+
 @Module({})
 export class RunsModule {
   static forRoot(deps: ServiceDeps): DynamicModule {
     const { config, subjects, nc, dataSource } = deps;
     const catalog = new ModelCatalog({ defaultModel: config.defaultModel, openAiCompatibleBaseUrl: config.modelApiBaseUrl });
-    const driver = new LocalRuntimeDriver({ dataDir: config.dataDir, archiveDir: config.archiveDir, catalog });
+    const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir));
+    const driver = new LocalRuntimeDriver({ dataDir: config.dataDir, archiveDir: config.archiveDir, catalog, shell });
     const streams = new SessionStreams(new PostgresEventStore(dataSource, { schema: 'runs', projections: [sessionReadModelProjection] }));
     const host = new RunHost(
-      { nc, subjects, streams, settings: config },
+      { nc, subjects, streams, runtime: driver, settings: config },
       new SessionChannel(nc, subjects.runs),
       dataSource,
       config.maxRunsPerIntern,
@@ -43,9 +64,7 @@ export class RunsModule {
       apiKey: config.modelApiKey,
       requestTimeoutMs: config.modelRequestTimeoutMs,
     });
-    const turns = new TurnsService(host, streams, new InternLookup(nc, subjects.lifecycle), models, (internId) =>
-      driver.workspacePath(internId),
-    );
+    const turns = new TurnsService(host, streams, new InternLookup(nc, subjects.lifecycle), models);
     return {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
@@ -53,6 +72,8 @@ export class RunsModule {
       providers: [
         { provide: TURNS_SERVICE, useValue: turns },
         { provide: RUN_HOST, useValue: host },
+        { provide: SHELL_RUNNER, useValue: shell },
+        SandboxSelfTest,
         RunsShutdown,
         {
           provide: IntegrationEventsRelay,

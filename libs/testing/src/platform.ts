@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,6 +59,9 @@ export class Platform {
   static async start(options: { env?: Record<string, string>; services?: PlatformService[] } = {}): Promise<Platform> {
     const database = await createTestDatabase();
     const dataDir = await mkdtemp(join(tmpdir(), 'interns-e2e-'));
+    // Searchable (not listable) by others: the shell sandbox runs as each intern's own uid and reaches its
+    // workspace below DATA_DIR by path.
+    await chmod(dataDir, 0o711);
     const ports = {
       lifecycle: await freePort(),
       runs: await freePort(),

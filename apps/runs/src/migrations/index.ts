@@ -1,6 +1,12 @@
 import { eventStoreMigration } from '@interns/event-store';
 import { CreateSessions1763683200000 } from './1763683200000-create-sessions.migration';
 import { SessionsAndRuns1763683300000 } from './1763683300000-sessions-and-runs.migration';
+import { SandboxUsers1763700000000 } from './1763700000000-sandbox-users.migration';
 
 /** In order of application; TypeORM records each by name in `runs.runs_migrations`. */
-export const RUNS_MIGRATIONS = [CreateSessions1763683200000, eventStoreMigration('runs', 1763683250000), SessionsAndRuns1763683300000];
+export const RUNS_MIGRATIONS = [
+  CreateSessions1763683200000,
+  eventStoreMigration('runs', 1763683250000),
+  SessionsAndRuns1763683300000,
+  SandboxUsers1763700000000,
+];

@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import { LocalRuntimeDriver, RUNTIME_STATE_FILE } from './local-runtime.driver';
 import { ModelCatalog } from './model-catalog';
+import { UnsandboxedShell } from './shell/unsandboxed-shell';
 
 /** The driver on a real filesystem, recovering from what a crash at any point leaves behind. */
 describe('LocalRuntimeDriver after a crash', () => {
   let root: string;
   let driver: LocalRuntimeDriver;
   const catalog = new ModelCatalog({ defaultModel: 'local/scripted', openAiCompatibleBaseUrl: null });
+  const shell = new UnsandboxedShell({ timeoutMs: 5000, outputLimitBytes: 65536 });
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'runs-driver-'));
@@ -18,6 +20,7 @@ describe('LocalRuntimeDriver after a crash', () => {
       dataDir: relative(process.cwd(), join(root, 'data')),
       archiveDir: join(root, 'data', 'archives'),
       catalog,
+      shell,
     });
   });
 
@@ -73,10 +76,15 @@ describe('LocalRuntimeDriver after a crash', () => {
 
   it('fails to prepare a disk where DATA_DIR cannot be written, naming the reason', async () => {
     await writeFile(join(root, 'file'), 'not a directory');
-    const blocked = new LocalRuntimeDriver({ dataDir: join(root, 'file'), archiveDir: join(root, 'a'), catalog });
+    const blocked = new LocalRuntimeDriver({ dataDir: join(root, 'file'), archiveDir: join(root, 'a'), catalog, shell });
     expect(await blocked.prepareDisk(randomUUID())).toEqual({
       ok: false,
       message: expect.stringContaining('cannot be created: ENOTDIR: not a directory'),
     });
+  });
+
+  it('answers a shell command on a missing workspace with the reason, naming no host path', async () => {
+    const answer = await driver.runShell(randomUUID(), { command: 'true', signal: new AbortController().signal });
+    expect(answer).toBe('the shell could not start: the workspace disk of this intern is gone');
   });
 });

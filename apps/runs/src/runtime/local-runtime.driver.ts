@@ -5,7 +5,8 @@ import { create as createTar } from 'tar';
 import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
 import { DomainError, isUuid } from '@interns/contracts';
 import type { ModelCatalog } from './model-catalog';
-import type { RuntimeBootSpec, RuntimeDriver } from './runtime-driver';
+import type { RuntimeBootSpec, RuntimeDriver, ShellCommand } from './runtime-driver';
+import type { ShellRunner } from './shell/shell-runner';
 
 /** The runtime's own record inside the workspace, so its state survives a restart of the runs service. */
 export const RUNTIME_STATE_FILE = '.runtime.json';
@@ -23,6 +24,8 @@ export interface LocalRuntimeDriverOptions {
   /** ARCHIVE_DIR. */
   archiveDir: string;
   catalog: ModelCatalog;
+  /** Runs the shell tool's commands (the sandbox). */
+  shell: ShellRunner;
   now?: () => Date;
 }
 
@@ -50,12 +53,19 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   readonly workspacesDir: string;
   readonly archiveDir: string;
   private readonly catalog: ModelCatalog;
+  private readonly shell: ShellRunner;
   private readonly now: () => Date;
 
+  /** `<DATA_DIR>/workspaces`, absolute. */
+  static workspacesDirOf(dataDir: string): string {
+    return resolve(dataDir, 'workspaces');
+  }
+
   constructor(options: LocalRuntimeDriverOptions) {
-    this.workspacesDir = resolve(options.dataDir, 'workspaces');
+    this.workspacesDir = LocalRuntimeDriver.workspacesDirOf(options.dataDir);
     this.archiveDir = resolve(options.archiveDir);
     this.catalog = options.catalog;
+    this.shell = options.shell;
     this.now = options.now ?? (() => new Date());
   }
 
@@ -170,6 +180,13 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     }
     await rm(doomed, { recursive: true, force: true });
     return OK;
+  }
+
+  async runShell(internId: string, command: ShellCommand): Promise<string> {
+    const workspace = this.workspacePath(internId);
+    // Host paths are none of the intern's business: the reason names no directory.
+    if (!(await isDirectory(workspace))) return 'the shell could not start: the workspace disk of this intern is gone';
+    return this.shell.run({ internId: internId.toLowerCase(), workspace, command: command.command, signal: command.signal });
   }
 
   /** Leftovers of an archive attempt that died before its rename. */

@@ -1,5 +1,12 @@
 import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
 
+/** One command of the shell tool. */
+export interface ShellCommand {
+  command: string;
+  /** Aborted when the run is cancelled: every process the command started is ended. */
+  signal: AbortSignal;
+}
+
 export interface RuntimeBootSpec {
   internId: string;
   /** The intern's model, or null for DEFAULT_MODEL. */
@@ -30,6 +37,12 @@ export interface RuntimeDriver {
   archive(internId: string): Promise<RuntimeStepReply<RuntimeArchiveResult>>;
   /** Deletes the workspace disk; nothing to do when it is gone. */
   removeDisk(internId: string): Promise<RuntimeStepReply>;
+  /**
+   * Runs one shell command in the intern's runtime (its workspace is the working directory) and answers what
+   * the model sees: the output and a note per notable ending. A command that cannot run (no sandbox, no
+   * workspace) is answered with the reason, never thrown.
+   */
+  runShell(internId: string, command: ShellCommand): Promise<string>;
 }
 
 /** Injection token of the service's RuntimeDriver. */

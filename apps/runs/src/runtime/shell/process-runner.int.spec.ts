@@ -2,7 +2,17 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatShellResult, runShell, type ShellResult } from './shell.tool';
+import { formatShellResult, runProcess, type ProcessLimits, type ProcessResult } from './process-runner';
+
+type ShellResult = Omit<ProcessResult, 'fdOutputs'>;
+
+/** `/bin/sh -c` in `cwd` with the environment the development runner gives (the process runner's own rules). */
+async function runShell(options: ProcessLimits & { command: string; cwd: string }): Promise<ShellResult> {
+  const { command, cwd, ...limits } = options;
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: cwd };
+  const { fdOutputs: _fdOutputs, ...result } = await runProcess({ file: '/bin/sh', args: ['-c', command], cwd, env }, limits);
+  return result;
+}
 
 const LIMITS = { timeoutMs: 5000, outputLimitBytes: 64 * 1024 };
 
@@ -28,7 +38,7 @@ async function waitUntilStopped(pid: number): Promise<boolean> {
   return false;
 }
 
-describe('runShell', () => {
+describe('runProcess', () => {
   let workspace: string;
   const run = (command: string, overrides: Partial<Parameters<typeof runShell>[0]> = {}) =>
     runShell({ command, cwd: workspace, signal: new AbortController().signal, ...LIMITS, ...overrides });
@@ -143,8 +153,8 @@ describe('runShell', () => {
     expect(existsSync(join(workspace, 'started'))).toBe(false);
   });
 
-  it('rejects when the shell cannot start', async () => {
-    await expect(run('true', { cwd: join(workspace, 'missing') })).rejects.toThrow(/could not start/);
+  it('rejects when the process cannot start', async () => {
+    await expect(run('true', { cwd: join(workspace, 'missing') })).rejects.toThrow(/ENOENT/);
   });
 });
 

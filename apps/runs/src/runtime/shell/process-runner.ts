@@ -1,16 +1,28 @@
 import { spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 
-export interface ShellOptions {
-  command: string;
-  /** The intern's workspace: the command's working directory and HOME. */
-  cwd: string;
+/** How to start the process: what `spawn` gets. */
+export interface ProcessPlan {
+  file: string;
+  args: string[];
+  /** The whole environment of the process (never the service's own: it holds DATABASE_URL and MODEL_API_KEY). */
+  env: Record<string, string>;
+  cwd?: string;
+  /** Host credentials the process runs with (the service must be allowed to switch to them). */
+  uid?: number;
+  gid?: number;
+  /** File descriptors from 3 on: `input` data is written and closed at once; `output` is read whole. */
+  extraFds?: ({ kind: 'input'; data: string } | { kind: 'output' })[];
+}
+
+export interface ProcessLimits {
   timeoutMs: number;
   outputLimitBytes: number;
   /** Aborted when the run is cancelled. */
   signal: AbortSignal;
 }
 
-export interface ShellResult {
+export interface ProcessResult {
   /** stdout and stderr merged in arrival order, at most `outputLimitBytes` bytes of it. */
   output: string;
   /** null when the process ended by a signal (ours on timeout, truncation or cancellation). */
@@ -18,38 +30,56 @@ export interface ShellResult {
   timedOut: boolean;
   truncated: boolean;
   cancelled: boolean;
+  /** What the process wrote to each `output` extra fd, by its index in `extraFds`. */
+  fdOutputs: Map<number, string>;
 }
 
 /**
- * How long the pipes may stay open after the shell exited or was killed. A process that left the group
- * (setsid) could otherwise hold them, and the run, forever.
+ * How long the pipes may stay open after the process exited or was killed. A process that left the group
+ * (setsid, without a PID namespace around it) could otherwise hold them, and the run, forever.
  */
 const PIPE_GRACE_MS = 500;
 
-/** Used when the service itself runs without PATH. */
-const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
 /**
- * Runs `command` with `/bin/sh -c` in its own process group, so that everything it starts can be killed at
- * once: on timeout, on cancellation, when its output exceeds the limit, and when the shell exits (background
- * jobs do not outlive the command). Resolves once the process closed and its pipes did (or PIPE_GRACE_MS after
- * the group ended, whichever is first); rejects only when the shell cannot start.
+ * Runs the plan in its own process group (and session), so that everything it starts can be killed at once:
+ * on timeout, on cancellation, when its output exceeds the limit, and when it exits (background jobs do not
+ * outlive it). Resolves once the process closed and its pipes did (or PIPE_GRACE_MS after the group ended,
+ * whichever is first); rejects only when the process cannot start.
  */
-export function runShell(options: ShellOptions): Promise<ShellResult> {
-  const { command, cwd, timeoutMs, outputLimitBytes, signal } = options;
+export function runProcess(plan: ProcessPlan, limits: ProcessLimits): Promise<ProcessResult> {
+  const { timeoutMs, outputLimitBytes, signal } = limits;
+  const extraFds = plan.extraFds ?? [];
   if (signal.aborted) {
-    return Promise.resolve({ output: '', exitCode: null, timedOut: false, truncated: false, cancelled: true });
+    return Promise.resolve({ output: '', exitCode: null, timedOut: false, truncated: false, cancelled: true, fdOutputs: new Map() });
   }
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd,
+    const child = spawn(plan.file, plan.args, {
+      cwd: plan.cwd,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Never the service's own environment: it holds DATABASE_URL and MODEL_API_KEY.
-      env: { PATH: process.env.PATH ?? FALLBACK_PATH, LANG: 'C.UTF-8', HOME: cwd },
+      stdio: ['ignore', 'pipe', 'pipe', ...extraFds.map(() => 'pipe' as const)],
+      env: plan.env,
+      uid: plan.uid,
+      gid: plan.gid,
     });
+    const [, stdout, stderr] = child.stdio as [null, Readable, Readable, ...(Readable | Writable)[]];
     const output = new CappedOutput(outputLimitBytes);
+    const fdOutputs = new Map<number, string>();
     let stopped: 'timedOut' | 'truncated' | 'cancelled' | null = null;
+
+    extraFds.forEach((fd, index) => {
+      const stream = child.stdio[3 + index];
+      if (stream === null || stream === undefined) return;
+      if (fd.kind === 'input') {
+        (stream as Writable).on('error', () => undefined); // EPIPE when the process died before reading
+        (stream as Writable).end(fd.data);
+      } else {
+        let text = '';
+        (stream as Readable).setEncoding('utf8');
+        (stream as Readable).on('data', (chunk: string) => (text += chunk));
+        (stream as Readable).on('error', () => undefined);
+        (stream as Readable).on('close', () => fdOutputs.set(index, text));
+      }
+    });
 
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -63,8 +93,7 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     const endGroup = () => {
       killGroup();
       graceTimer ??= setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        for (const stream of child.stdio) stream?.destroy();
       }, PIPE_GRACE_MS);
     };
     const stop = (why: NonNullable<typeof stopped>) => {
@@ -74,7 +103,7 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     const onAbort = () => stop('cancelled');
     const timer = setTimeout(() => stop('timedOut'), timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
-    // Once the shell exited, its result is decided: a later timeout or abort must not mark it.
+    // Once the process exited, its result is decided: a later timeout or abort must not mark it.
     const settle = () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
@@ -87,16 +116,16 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
     const onData = (chunk: Buffer) => {
       if (!output.append(chunk)) stop('truncated');
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    // Background jobs would keep the pipes open (and the run waiting) after the shell itself is done.
+    stdout.on('data', onData);
+    stderr.on('data', onData);
+    // Background jobs would keep the pipes open (and the run waiting) after the process itself is done.
     child.on('exit', () => {
       settle();
       endGroup();
     });
     child.on('error', (error) => {
       cleanUp();
-      reject(new Error(`the shell could not start in ${cwd}: ${error.message}`));
+      reject(error);
     });
     child.on('close', (code) => {
       cleanUp();
@@ -106,6 +135,7 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
         timedOut: stopped === 'timedOut',
         truncated: output.truncated,
         cancelled: stopped === 'cancelled',
+        fdOutputs,
       });
     });
   });
@@ -154,11 +184,12 @@ function utf8Boundary(bytes: Uint8Array): number {
 
 /**
  * What the model sees of a shell run (and what `local/scripted` streams): the output, then one line per
- * notable ending.
+ * notable ending, then the caller's own notes (e.g. the workspace quota).
  */
 export function formatShellResult(
-  result: ShellResult,
+  result: Pick<ProcessResult, 'output' | 'exitCode' | 'timedOut' | 'truncated' | 'cancelled'>,
   limits: { timeoutMs: number; outputLimitBytes: number },
+  extraNotes: string[] = [],
 ): string {
   const notes: string[] = [];
   if (result.truncated) notes.push(`[output truncated at ${limits.outputLimitBytes} bytes]`);
@@ -166,6 +197,7 @@ export function formatShellResult(
   if (result.cancelled) notes.push('[cancelled]');
   if (result.exitCode !== null && result.exitCode !== 0) notes.push(`[exit code ${result.exitCode}]`);
   if (result.exitCode === null && notes.length === 0) notes.push('[terminated by a signal]');
+  notes.push(...extraNotes);
   if (notes.length === 0) return result.output;
   const separator = result.output === '' || result.output.endsWith('\n') ? '' : '\n';
   return `${result.output}${separator}${notes.join('\n')}`;

@@ -1,0 +1,164 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BubblewrapShell, type SandboxLimits } from './bubblewrap-shell';
+
+/** The sandboxed shell on this host's real bubblewrap, as fixed uids (the e2e battery allocates them from the database). */
+describe('BubblewrapShell', () => {
+  const UID_BASE = 230000 + Math.floor(Math.random() * 10000) * 10;
+  const LIMITS: SandboxLimits = {
+    timeoutMs: 5000,
+    outputLimitBytes: 64 * 1024,
+    maxProcesses: 32,
+    memoryBytes: 512 * 1024 * 1024,
+    tmpBytes: 4 * 1024 * 1024,
+    workspaceQuotaBytes: 1024 * 1024,
+  };
+  let root: string;
+  let workspacesDir: string;
+  const uids = new Map<string, number>();
+  const internA = randomUUID();
+  const internB = randomUUID();
+  uids.set(internA, UID_BASE + 1);
+  uids.set(internB, UID_BASE + 2);
+
+  const shellWith = (limits: Partial<SandboxLimits> = {}) =>
+    new BubblewrapShell({
+      users: { uidOf: async (internId) => uids.get(internId) ?? UID_BASE + 9 },
+      workspacesDir,
+      probeUid: UID_BASE,
+      limits: { ...LIMITS, ...limits },
+    });
+  const run = (internId: string, command: string, options: { limits?: Partial<SandboxLimits>; signal?: AbortSignal } = {}) =>
+    shellWith(options.limits).run({
+      internId,
+      workspace: join(workspacesDir, internId),
+      command,
+      signal: options.signal ?? new AbortController().signal,
+    });
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'sandbox-spec-'));
+    await chmod(root, 0o711);
+    workspacesDir = join(root, 'workspaces');
+    await mkdir(join(workspacesDir, internA), { recursive: true });
+    await mkdir(join(workspacesDir, internB), { recursive: true });
+  });
+
+  afterAll(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('passes its self-test on this host', async () => {
+    expect(await shellWith().selfTest()).toBeNull();
+  });
+
+  it("runs as the intern's own host uid in its workspace, which it then owns", async () => {
+    await writeFile(join(workspacesDir, internA, 'notes.txt'), 'inside\n');
+    const output = await run(internA, 'id -u; id -g; pwd; echo "$HOME"; cat notes.txt; touch made-here');
+    expect(output).toBe(`${UID_BASE + 1}\n${UID_BASE + 1}\n/workspace\n/workspace\ninside\n`);
+    const made = await stat(join(workspacesDir, internA, 'made-here'));
+    expect(made.uid).toBe(UID_BASE + 1);
+    const workspace = await stat(join(workspacesDir, internA));
+    expect([workspace.uid, workspace.mode & 0o777]).toEqual([UID_BASE + 1, 0o700]);
+  });
+
+  it('has no capabilities, no new privileges and nothing of the service environment', async () => {
+    process.env.SANDBOX_SPEC_SECRET = 'do-not-leak';
+    try {
+      const output = await run(internA, 'grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status; env; cat /proc/1/environ | tr "\\0" "\\n"');
+      expect(output).toContain('CapEff:\t0000000000000000');
+      expect(output).toContain('CapBnd:\t0000000000000000');
+      expect(output).toContain('NoNewPrivs:\t1');
+      expect(output).not.toContain('do-not-leak');
+      expect(output).toContain('HOME=/workspace');
+    } finally {
+      delete process.env.SANDBOX_SPEC_SECRET;
+    }
+  });
+
+  it('sees only its own processes, a read-only system and no other workspace', async () => {
+    const output = await run(internA, `ls /proc | grep -cE '^[0-9]+$'; touch /usr/x 2>&1; touch /x 2>&1; ls / ; ls ${workspacesDir} 2>&1`);
+    const [count] = output.split('\n');
+    expect(Number(count)).toBeLessThanOrEqual(4);
+    expect(output).toMatch(/touch: cannot touch '\/usr\/x': Read-only file system/);
+    expect(output).toMatch(/touch: cannot touch '\/x': Read-only file system/);
+    expect(output).not.toContain(internB);
+    expect(output).toContain(`ls: cannot access '${workspacesDir}': No such file or directory`);
+  });
+
+  it('has no network', async () => {
+    const output = await run(internA, `bash -c 'exec 3<>/dev/tcp/127.0.0.1/5432' 2>&1; echo "exit=$?"`);
+    expect(output).toMatch(/exit=1/);
+    expect(output).toMatch(/Network is unreachable|Connection refused/);
+  });
+
+  it('fails a write past the workspace quota inside the sandbox, and says so', async () => {
+    const output = await run(internB, 'dd if=/dev/zero of=big bs=64k count=64 2>&1; ls -l big');
+    expect(output).toMatch(/File too large/);
+    expect(output).toMatch(/\[workspace quota reached: \d+ of 1048576 bytes used; writing past it fails\]/);
+    const size = (await stat(join(workspacesDir, internB, 'big'))).size;
+    expect(size).toBeLessThanOrEqual(LIMITS.workspaceQuotaBytes);
+    // Full: no file may grow; removing files frees the quota for the next command (each command's limit is
+    // what was left when it started).
+    expect(await run(internB, 'echo more > more.txt; echo "exit=$?"')).toMatch(/exit=[12]/);
+    expect(await run(internB, 'rm big more.txt')).not.toMatch(/quota reached/);
+    expect(await run(internB, 'echo small > small.txt && cat small.txt')).toBe('small\n');
+  });
+
+  it('bounds the number of processes (a fork bomb) and leaves nothing running afterwards', async () => {
+    const started = Date.now();
+    const output = await run(internA, 'bomb() { bomb | bomb & }; bomb; sleep 1; echo survived', { limits: { timeoutMs: 4000 } });
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(output).toMatch(/fork|Resource temporarily unavailable|survived|timed out/i);
+    await expectNoProcessesOf(UID_BASE + 1);
+  });
+
+  it('leaves no survivor of setsid or background jobs once the command ends or times out', async () => {
+    expect(await run(internA, 'setsid sh -c "sleep 30" & nohup sleep 30 >/dev/null 2>&1 & echo started')).toBe('started\n');
+    await expectNoProcessesOf(UID_BASE + 1);
+    expect(await run(internA, 'setsid sh -c "sleep 30" & sleep 30', { limits: { timeoutMs: 300 } })).toBe('[timed out after 300 ms]');
+    await expectNoProcessesOf(UID_BASE + 1);
+  });
+
+  it('ends everything when the run is cancelled', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    expect(await run(internA, 'sleep 30 & sleep 30', { signal: controller.signal })).toBe('[cancelled]');
+    await expectNoProcessesOf(UID_BASE + 1);
+  });
+
+  it('reports exit codes and output like the unsandboxed shell', async () => {
+    expect(await run(internA, 'echo out; echo err >&2; exit 3')).toBe('out\nerr\n[exit code 3]');
+    expect(await run(internA, 'yes', { limits: { outputLimitBytes: 10 } })).toBe(`${'y\n'.repeat(5)}[output truncated at 10 bytes]`);
+  });
+
+  it('fails closed, naming the problem, when the sandbox cannot be built', async () => {
+    const locked = join(root, 'locked');
+    await mkdir(join(locked, 'workspaces', internA), { recursive: true });
+    await chmod(locked, 0o700);
+    const shell = new BubblewrapShell({ users: { uidOf: async () => UID_BASE + 1 }, workspacesDir: join(locked, 'workspaces'), probeUid: UID_BASE, limits: LIMITS });
+    const answer = await shell.run({ internId: internA, workspace: join(locked, 'workspaces', internA), command: 'touch ran', signal: new AbortController().signal });
+    expect(answer).toMatch(/^sandbox unavailable: /);
+    await expect(readFile(join(locked, 'workspaces', internA, 'ran'))).rejects.toThrow(/ENOENT/);
+  });
+});
+
+/** No process of `uid` left on the host (zombies awaiting their reaper count as gone). */
+async function expectNoProcessesOf(uid: number): Promise<void> {
+  const deadline = Date.now() + 3000;
+  let listing = '';
+  while (Date.now() < deadline) {
+    try {
+      listing = execFileSync('ps', ['-u', String(uid), '-o', 'pid=,stat=,args='], { encoding: 'utf8' });
+    } catch {
+      listing = ''; // ps exits 1 when it lists nothing
+    }
+    const alive = listing.split('\n').filter((line) => line.trim() !== '' && !/^\s*\d+\s+Z/.test(line));
+    if (alive.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`processes of uid ${uid} survived:\n${listing}`);
+}

@@ -1,0 +1,165 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Logger } from '@nestjs/common';
+import { bwrapArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
+import { formatShellResult, runProcess } from './process-runner';
+import type { ProcessResult } from './process-runner';
+import { firstUnsearchableAncestor, probeSandboxHost, SandboxUnavailable } from './sandbox-host';
+import type { SandboxHost } from './sandbox-host';
+import type { SandboxUidSource } from './sandbox-users';
+import type { ShellRequest, ShellRunner } from './shell-runner';
+import { workspaceUsage } from './workspace-usage';
+
+const run = promisify(execFile);
+
+export interface SandboxLimits {
+  timeoutMs: number;
+  outputLimitBytes: number;
+  maxProcesses: number;
+  memoryBytes: number;
+  tmpBytes: number;
+  workspaceQuotaBytes: number;
+}
+
+export interface BubblewrapShellOptions {
+  users: SandboxUidSource;
+  /** Where the workspaces live (`<DATA_DIR>/workspaces`). */
+  workspacesDir: string;
+  limits: SandboxLimits;
+  /** The uid the start-up self-test runs as: never an intern's (theirs start above it). */
+  probeUid: number;
+}
+
+/** Indexes of the extra fds in the process plan (fd 3 + index in the bwrap process). */
+const FD = { passwd: 0, group: 1, hosts: 2, status: 3 } as const;
+/** Within this many bytes of the quota, the tool result says the quota is reached (allocation is in blocks). */
+const QUOTA_NOTE_SLACK_BYTES = 64 * 1024;
+const UNAVAILABLE = 'sandbox unavailable';
+
+/**
+ * Every shell command in a bubblewrap sandbox (CONTRACT section 15), as the intern's own host uid, with
+ * RLIMIT_NPROC / RLIMIT_AS set by prlimit around bwrap and RLIMIT_FSIZE (what is left of the workspace quota)
+ * inside it. Fails closed: when the sandbox cannot be built, nothing runs and the result says why.
+ */
+export class BubblewrapShell implements ShellRunner {
+  private readonly logger = new Logger('Sandbox');
+  private readonly host: Promise<SandboxHost | SandboxUnavailable>;
+
+  constructor(private readonly options: BubblewrapShellOptions) {
+    this.host = probeSandboxHost().catch((error: unknown) => {
+      if (error instanceof SandboxUnavailable) return error;
+      throw error;
+    });
+  }
+
+  /**
+   * Builds a sandbox once and runs `id -u` in it: null when it works, else why not. Run at start, so an
+   * operator reads the reason in the log before an intern's shell does.
+   */
+  async selfTest(): Promise<string | null> {
+    const workspace = join(this.options.workspacesDir, '.sandbox-self-test');
+    await mkdir(workspace, { recursive: true });
+    await this.prepareWorkspace(workspace, this.options.probeUid);
+    const answer = await this.runAs(this.options.probeUid, workspace, 'id -u', new AbortController().signal);
+    if (answer.startsWith(UNAVAILABLE)) return answer;
+    return answer.trim() === String(this.options.probeUid) ? null : `${UNAVAILABLE}: the self-test answered ${JSON.stringify(answer)}`;
+  }
+
+  async run(request: ShellRequest): Promise<string> {
+    const uid = await this.options.users.uidOf(request.internId);
+    await this.prepareWorkspace(request.workspace, uid);
+    return this.runAs(uid, request.workspace, request.command, request.signal);
+  }
+
+  private async runAs(uid: number, workspace: string, command: string, signal: AbortSignal): Promise<string> {
+    const host = await this.host;
+    if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
+    const unsearchable = await firstUnsearchableAncestor(workspace);
+    if (unsearchable !== null) {
+      this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable})`);
+      return `${UNAVAILABLE}: the workspaces directory is not reachable by sandbox users (the runs service's log names it)`;
+    }
+
+    const { limits } = this.options;
+    const usedBefore = (await workspaceUsage(workspace)) ?? 0;
+    const hostname = 'intern';
+    const etc = sandboxEtcFiles(uid, uid, hostname);
+    const bwrap = bwrapArguments({
+      workspace,
+      hostname,
+      systemPaths: host.systemPaths,
+      etcPaths: host.etcPaths,
+      tmpBytes: limits.tmpBytes,
+      fileSizeBytes: Math.max(0, limits.workspaceQuotaBytes - usedBefore),
+      prlimitPath: host.prlimitPath,
+      fds: { passwd: 3 + FD.passwd, group: 3 + FD.group, hosts: 3 + FD.hosts, status: 3 + FD.status },
+      command,
+    });
+    let result: ProcessResult;
+    try {
+      result = await runProcess(
+        {
+          file: host.prlimitPath,
+          args: [...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath), ...bwrap],
+          // bwrap's own environment is what its PID 1 shows in /proc: nothing of the service's.
+          env: { PATH: SANDBOX_PATH },
+          uid,
+          gid: uid,
+          extraFds: [
+            { kind: 'input', data: etc.passwd },
+            { kind: 'input', data: etc.group },
+            { kind: 'input', data: etc.hosts },
+            { kind: 'output' },
+          ],
+        },
+        { timeoutMs: limits.timeoutMs, outputLimitBytes: limits.outputLimitBytes, signal },
+      );
+    } catch (error) {
+      return `${UNAVAILABLE}: ${(error as Error).message}`;
+    }
+
+    const status = parseStatus(result.fdOutputs.get(FD.status) ?? '');
+    const stoppedByUs = result.timedOut || result.cancelled || result.truncated;
+    if (status.exitCode === null && !stoppedByUs) {
+      // bwrap could not build the sandbox (it exits 1 with `bwrap: <why>`): the command never ran.
+      const why = result.output.trim() || `bwrap exited with ${result.exitCode ?? 'a signal'}`;
+      this.logger.error(`the sandbox could not be built: ${why}`);
+      return `${UNAVAILABLE}: ${why}`;
+    }
+    const usedAfter = await workspaceUsage(workspace);
+    const notes: string[] = [];
+    if (usedAfter !== null && usedAfter + QUOTA_NOTE_SLACK_BYTES >= limits.workspaceQuotaBytes) {
+      notes.push(`[workspace quota reached: ${usedAfter} of ${limits.workspaceQuotaBytes} bytes used; writing past it fails]`);
+    }
+    const exitCode = stoppedByUs ? null : status.exitCode;
+    return formatShellResult({ ...result, exitCode }, limits, notes);
+  }
+
+  /**
+   * The workspace belongs to the intern's uid, mode 0700; a workspace made before sandboxing (owned by the
+   * service) is handed over once, symlinks not followed.
+   */
+  private async prepareWorkspace(workspace: string, uid: number): Promise<void> {
+    await chmod(this.options.workspacesDir, 0o711);
+    const current = await stat(workspace);
+    if (current.uid !== uid || current.gid !== uid) await run('chown', ['-R', '-P', `${uid}:${uid}`, workspace]);
+    if ((current.mode & 0o777) !== 0o700) await chmod(workspace, 0o700);
+  }
+}
+
+/** bwrap's `--json-status-fd` documents, one per line: `{"child-pid": n, ...}` then `{"exit-code": n}`. */
+function parseStatus(text: string): { exitCode: number | null } {
+  let exitCode: number | null = null;
+  for (const line of text.split('\n')) {
+    if (!line.trim().startsWith('{')) continue;
+    try {
+      const document = JSON.parse(line) as { 'exit-code'?: unknown };
+      if (typeof document['exit-code'] === 'number') exitCode = document['exit-code'];
+    } catch {
+      // A partial document (bwrap killed mid-write) says nothing.
+    }
+  }
+  return { exitCode };
+}

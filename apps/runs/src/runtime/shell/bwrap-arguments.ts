@@ -1,0 +1,131 @@
+/** Where the intern's workspace appears inside the sandbox: its working directory and HOME. */
+export const SANDBOX_HOME = '/workspace';
+export const SANDBOX_USER = 'intern';
+export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
+
+/** A top-level system path of the host as the sandbox mirrors it: a read-only directory, or a symlink (merged /usr). */
+export type SystemPath = { path: string; kind: 'directory' } | { path: string; kind: 'symlink'; target: string };
+
+/** File descriptors (of the bwrap process) that carry generated files in, and bwrap's status out. */
+export interface SandboxFds {
+  passwd: number;
+  group: number;
+  hosts: number;
+  /** bwrap writes JSON documents here: `{"child-pid"}` once started, `{"exit-code"}` when the command ended. */
+  status: number;
+}
+
+export interface SandboxSpec {
+  /** The intern's workspace on the host (bind-mounted read-write at SANDBOX_HOME). */
+  workspace: string;
+  hostname: string;
+  /** The host's `/usr` siblings to mirror (`/bin`, `/lib`, `/lib64`, ...). */
+  systemPaths: SystemPath[];
+  /** Host files and directories under `/etc` the programs need (loader cache, alternatives, ...), mounted read-only. */
+  etcPaths: string[];
+  /** Size of the private `/tmp` and of `/dev/shm` (both RAM-backed). */
+  tmpBytes: number;
+  /**
+   * RLIMIT_FSIZE of the command: the largest file it may write (what is left of the workspace quota). Set
+   * inside the sandbox, after bwrap wrote its own files (`--ro-bind-data`), which the limit must not hit.
+   */
+  fileSizeBytes: number;
+  /** `prlimit` as the sandbox sees it (a path under the mirrored system directories). */
+  prlimitPath: string;
+  fds: SandboxFds;
+  command: string;
+}
+
+/**
+ * Ignores SIGXFSZ, limits the file size, then runs the command: a write past the limit (the workspace quota)
+ * fails with EFBIG ("File too large") in the program that wrote, instead of killing it without a word. An
+ * ignored signal stays ignored across exec. `$1` is the command, `$2` prlimit, `$3` the size limit.
+ */
+const QUOTA_AWARE_SHELL = 'trap "" XFSZ; exec "$2" --fsize="$3" -- /bin/sh -c "$1"';
+
+/**
+ * The bubblewrap command line of one shell command: every namespace of its own (user, PID, mount, IPC, UTS,
+ * network, cgroup where possible), no capabilities, no nested user namespaces, a new session, killed with its
+ * parent; a read-only root of the host's system directories and a minimal `/etc`, a fresh `/proc` and `/dev`,
+ * a private `/tmp`, and the workspace as the only writable host directory. Resource limits are not bwrap's
+ * job: the caller wraps this in `prlimit` and runs it as the intern's own uid.
+ */
+export function bwrapArguments(spec: SandboxSpec): string[] {
+  const args = [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-net',
+    '--unshare-cgroup-try',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    spec.hostname,
+    '--ro-bind',
+    '/usr',
+    '/usr',
+  ];
+  for (const system of spec.systemPaths) {
+    if (system.kind === 'symlink') args.push('--symlink', system.target, system.path);
+    else args.push('--ro-bind', system.path, system.path);
+  }
+  for (const path of spec.etcPaths) args.push('--ro-bind', path, path);
+  args.push(
+    ...['--perms', '0644', '--ro-bind-data', String(spec.fds.passwd), '/etc/passwd'],
+    ...['--perms', '0644', '--ro-bind-data', String(spec.fds.group), '/etc/group'],
+    ...['--perms', '0644', '--ro-bind-data', String(spec.fds.hosts), '/etc/hosts'],
+    ...['--proc', '/proc'],
+    ...['--dev', '/dev'],
+    ...['--size', String(spec.tmpBytes), '--perms', '1777', '--tmpfs', '/dev/shm'],
+    // Read-only after /dev/shm is in place: /dev itself is a tmpfs the sandbox could otherwise fill.
+    ...['--remount-ro', '/dev'],
+    ...['--size', String(spec.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp'],
+    ...['--bind', spec.workspace, SANDBOX_HOME],
+    ...['--chdir', SANDBOX_HOME],
+    // The root tmpfs holds only mount points; nothing may be written there.
+    ...['--remount-ro', '/'],
+    '--clearenv',
+    ...['--setenv', 'HOME', SANDBOX_HOME],
+    ...['--setenv', 'USER', SANDBOX_USER],
+    ...['--setenv', 'LOGNAME', SANDBOX_USER],
+    ...['--setenv', 'PATH', SANDBOX_PATH],
+    ...['--setenv', 'LANG', 'C.UTF-8'],
+    ...['--setenv', 'TMPDIR', '/tmp'],
+    ...['--json-status-fd', String(spec.fds.status)],
+    '--',
+    ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, String(spec.fileSizeBytes)],
+  );
+  return args;
+}
+
+/** The generated `/etc` files: the intern's own user and group, and no host names. */
+export function sandboxEtcFiles(uid: number, gid: number, hostname: string): { passwd: string; group: string; hosts: string } {
+  return {
+    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${SANDBOX_USER}:x:${uid}:${gid}:intern:${SANDBOX_HOME}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\n${SANDBOX_USER}:x:${gid}:\nnogroup:x:65534:\n`,
+    hosts: `127.0.0.1\tlocalhost ${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+  };
+}
+
+export interface LimitSpec {
+  /** RLIMIT_NPROC: processes of the intern's uid at once (per uid, so per intern, across its commands). */
+  maxProcesses: number;
+  /** RLIMIT_AS: address space of each process. */
+  memoryBytes: number;
+}
+
+/** `prlimit` sets the limits on itself and execs bwrap, so every process of the sandbox inherits them. */
+export function prlimitArguments(limits: LimitSpec, bwrapPath: string): string[] {
+  return [
+    `--nproc=${limits.maxProcesses}`,
+    `--as=${limits.memoryBytes}`,
+    // No core files: they would land in the workspace and count against its quota.
+    '--core=0',
+    '--',
+    bwrapPath,
+  ];
+}

@@ -1,0 +1,79 @@
+import { constants } from 'node:fs';
+import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { delimiter, dirname, join } from 'node:path';
+import type { SystemPath } from './bwrap-arguments';
+
+/** The host's top-level system paths besides /usr, mirrored into the sandbox when present. */
+const SYSTEM_PATHS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** What programs need of the host's /etc (the loader's cache, `awk` and friends' alternatives, the time zone). */
+const ETC_PATHS = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/localtime'];
+/** Where the tools are looked for besides the service's PATH. */
+const TOOL_DIRECTORIES = ['/usr/bin', '/usr/sbin', '/bin', '/sbin'];
+
+/** What the sandbox needs of this host, found once at start. */
+export interface SandboxHost {
+  bwrapPath: string;
+  /** prlimit on the host; the same path works inside the sandbox (it lives under /usr). */
+  prlimitPath: string;
+  systemPaths: SystemPath[];
+  etcPaths: string[];
+}
+
+/** The host cannot run the sandbox; `reason` is what the shell tool answers after `sandbox unavailable: `. */
+export class SandboxUnavailable extends Error {}
+
+/** Finds bwrap, prlimit and the system directories; throws SandboxUnavailable naming what is missing. */
+export async function probeSandboxHost(searchPath = process.env.PATH ?? ''): Promise<SandboxHost> {
+  const bwrapPath = await findTool('bwrap', searchPath);
+  if (bwrapPath === null) throw new SandboxUnavailable('install bubblewrap (no bwrap on this host)');
+  const prlimitPath = await findTool('prlimit', searchPath);
+  if (prlimitPath === null) throw new SandboxUnavailable('install util-linux (no prlimit on this host)');
+  const prlimitReal = await realpath(prlimitPath);
+  if (!prlimitReal.startsWith('/usr/')) throw new SandboxUnavailable(`prlimit at ${prlimitReal} is outside /usr, which the sandbox mirrors`);
+  if (!(await isExecutable('/bin/sh'))) throw new SandboxUnavailable('no /bin/sh on this host');
+
+  const systemPaths: SystemPath[] = [];
+  for (const path of SYSTEM_PATHS) {
+    const entry = await lstat(path).catch(() => null);
+    if (entry?.isSymbolicLink()) systemPaths.push({ path, kind: 'symlink', target: await readlink(path) });
+    else if (entry?.isDirectory()) systemPaths.push({ path, kind: 'directory' });
+  }
+  const etcPaths: string[] = [];
+  for (const path of ETC_PATHS) if (await exists(path)) etcPaths.push(path);
+  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths };
+}
+
+/**
+ * bwrap runs as the intern's uid and resolves the workspace by path, so every directory above the workspaces
+ * must be searchable by others. Returns the first that is not, or null.
+ */
+export async function firstUnsearchableAncestor(directory: string): Promise<string | null> {
+  for (let current = dirname(directory); ; current = dirname(current)) {
+    const mode = (await stat(current)).mode;
+    if ((mode & constants.S_IXOTH) === 0) return current;
+    if (current === dirname(current)) return null;
+  }
+}
+
+async function findTool(name: string, searchPath: string): Promise<string | null> {
+  const directories = [...searchPath.split(delimiter).filter((entry) => entry.startsWith('/')), ...TOOL_DIRECTORIES];
+  for (const directory of directories) {
+    const candidate = join(directory, name);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return null;
+}
+
+async function isExecutable(path: string): Promise<boolean> {
+  return access(path, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,33 @@
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { PlatformConfig } from '@interns/contracts';
+import { BubblewrapShell } from './bubblewrap-shell';
+import { SandboxUsers } from './sandbox-users';
+import type { ShellRunner } from './shell-runner';
+import { UnsandboxedShell } from './unsandboxed-shell';
+
+/** The shell runner RUNTIME_SANDBOX asks for; `off` is refused with NODE_ENV=production and warned about otherwise. */
+export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, workspacesDir: string): ShellRunner {
+  const limits = { timeoutMs: config.shellTimeoutMs, outputLimitBytes: config.shellOutputLimitBytes };
+  if (config.runtimeSandbox === 'off') {
+    if (config.nodeEnv === 'production') {
+      throw new Error('RUNTIME_SANDBOX=off is for development only and is refused with NODE_ENV=production');
+    }
+    new Logger('Sandbox').warn(
+      "RUNTIME_SANDBOX=off: interns' shell commands run UNSANDBOXED as this service's own user, with its files, processes and network. Development only.",
+    );
+    return new UnsandboxedShell(limits);
+  }
+  return new BubblewrapShell({
+    users: new SandboxUsers(dataSource, config.sandboxUidBase),
+    workspacesDir,
+    probeUid: config.sandboxUidBase,
+    limits: {
+      ...limits,
+      maxProcesses: config.shellMaxProcesses,
+      memoryBytes: config.shellMemoryBytes,
+      tmpBytes: config.shellTmpBytes,
+      workspaceQuotaBytes: config.workspaceQuotaBytes,
+    },
+  });
+}

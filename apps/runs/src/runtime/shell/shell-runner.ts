@@ -1,0 +1,16 @@
+/** What a shell runner needs to run one command for an intern. */
+export interface ShellRequest {
+  internId: string;
+  /** The intern's workspace directory on this host (it exists). */
+  workspace: string;
+  command: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Runs the shell tool's commands. The answer is the tool result the model sees (output plus notes); a
+ * command that cannot run at all is answered with the reason, never thrown.
+ */
+export interface ShellRunner {
+  run(request: ShellRequest): Promise<string>;
+}
