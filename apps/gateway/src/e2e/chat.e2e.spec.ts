@@ -4,7 +4,7 @@
  * runs service's record of what the client saw.
  */
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { Platform, SseResponse } from '@interns/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the test compares the runs service's record with what the client saw
@@ -235,8 +235,10 @@ describe('stream', () => {
 
   it('runs /shell in self-drive in the intern workspace and streams its output', async () => {
     const workspace = realpathSync(join(platform.env.DATA_DIR, 'workspaces', interns.streams));
-    const summary = await readStream(await prompt(platform, interns.streams, '/shell pwd'));
-    expect(summary.content).toBe(`${workspace}\n`);
+    // The sandbox shows the workspace at /workspace (CONTRACT section 15); the file lands in the host's copy.
+    const summary = await readStream(await prompt(platform, interns.streams, '/shell pwd; echo here > where.txt'));
+    expect(summary.content).toBe('/workspace\n');
+    expect(readFileSync(join(workspace, 'where.txt'), 'utf8')).toBe('here\n');
     expect(summary.finishReason).toBe('stop');
     expect(summary.toolCall).toBeNull();
     expect(summary.usage).not.toBeNull();

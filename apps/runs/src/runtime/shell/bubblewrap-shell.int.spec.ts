@@ -144,6 +144,14 @@ describe('BubblewrapShell', () => {
     expect(answer).toMatch(/^sandbox unavailable: /);
     await expect(readFile(join(locked, 'workspaces', internA, 'ran'))).rejects.toThrow(/ENOENT/);
   });
+
+  it('fails closed, naming the package, on a host without bubblewrap', async () => {
+    const shell = new BubblewrapShell({ users: { uidOf: async () => UID_BASE + 1 }, workspacesDir, probeUid: UID_BASE, limits: LIMITS, toolDirectories: [root] });
+    expect(await shell.selfTest()).toBe('sandbox unavailable: install bubblewrap (no bwrap on this host)');
+    const answer = await shell.run({ internId: internA, workspace: join(workspacesDir, internA), command: 'touch ran', signal: new AbortController().signal });
+    expect(answer).toBe('sandbox unavailable: install bubblewrap (no bwrap on this host)');
+    await expect(readFile(join(workspacesDir, internA, 'ran'))).rejects.toThrow(/ENOENT/);
+  });
 });
 
 /** No process of `uid` left on the host (zombies awaiting their reaper count as gone). */

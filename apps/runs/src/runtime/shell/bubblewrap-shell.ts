@@ -30,6 +30,8 @@ export interface BubblewrapShellOptions {
   limits: SandboxLimits;
   /** The uid the start-up self-test runs as: never an intern's (theirs start above it). */
   probeUid: number;
+  /** Where bwrap and prlimit are looked for (default: PATH, then the system directories). */
+  toolDirectories?: string[];
 }
 
 /** Indexes of the extra fds in the process plan (fd 3 + index in the bwrap process). */
@@ -48,7 +50,7 @@ export class BubblewrapShell implements ShellRunner {
   private readonly host: Promise<SandboxHost | SandboxUnavailable>;
 
   constructor(private readonly options: BubblewrapShellOptions) {
-    this.host = probeSandboxHost().catch((error: unknown) => {
+    this.host = probeSandboxHost(options.toolDirectories).catch((error: unknown) => {
       if (error instanceof SandboxUnavailable) return error;
       throw error;
     });

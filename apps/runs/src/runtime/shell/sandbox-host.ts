@@ -22,11 +22,16 @@ export interface SandboxHost {
 /** The host cannot run the sandbox; `reason` is what the shell tool answers after `sandbox unavailable: `. */
 export class SandboxUnavailable extends Error {}
 
+/** The service's PATH, then the usual system directories (a service may run with a bare PATH). */
+export function toolDirectories(searchPath = process.env.PATH ?? ''): string[] {
+  return [...searchPath.split(delimiter).filter((entry) => entry.startsWith('/')), ...TOOL_DIRECTORIES];
+}
+
 /** Finds bwrap, prlimit and the system directories; throws SandboxUnavailable naming what is missing. */
-export async function probeSandboxHost(searchPath = process.env.PATH ?? ''): Promise<SandboxHost> {
-  const bwrapPath = await findTool('bwrap', searchPath);
+export async function probeSandboxHost(directories = toolDirectories()): Promise<SandboxHost> {
+  const bwrapPath = await findTool('bwrap', directories);
   if (bwrapPath === null) throw new SandboxUnavailable('install bubblewrap (no bwrap on this host)');
-  const prlimitPath = await findTool('prlimit', searchPath);
+  const prlimitPath = await findTool('prlimit', directories);
   if (prlimitPath === null) throw new SandboxUnavailable('install util-linux (no prlimit on this host)');
   const prlimitReal = await realpath(prlimitPath);
   if (!prlimitReal.startsWith('/usr/')) throw new SandboxUnavailable(`prlimit at ${prlimitReal} is outside /usr, which the sandbox mirrors`);
@@ -55,8 +60,7 @@ export async function firstUnsearchableAncestor(directory: string): Promise<stri
   }
 }
 
-async function findTool(name: string, searchPath: string): Promise<string | null> {
-  const directories = [...searchPath.split(delimiter).filter((entry) => entry.startsWith('/')), ...TOOL_DIRECTORIES];
+async function findTool(name: string, directories: string[]): Promise<string | null> {
   for (const directory of directories) {
     const candidate = join(directory, name);
     if (await isExecutable(candidate)) return candidate;
