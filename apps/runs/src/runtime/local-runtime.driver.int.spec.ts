@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join, relative } from 'node:path';
-import { LocalRuntimeDriver, RUNTIME_STATE_FILE } from './local-runtime.driver';
+import { LocalRuntimeDriver, LEGACY_RUNTIME_STATE_FILE } from './local-runtime.driver';
 import { ModelCatalog } from './model-catalog';
 import { UnsandboxedShell } from './shell/unsandboxed-shell';
 
@@ -62,7 +62,8 @@ describe('LocalRuntimeDriver after a crash', () => {
   it('treats an unreadable state record as a runtime that is not running, and boot rewrites it', async () => {
     const internId = randomUUID();
     await driver.prepareDisk(internId);
-    await writeFile(join(driver.workspacePath(internId), RUNTIME_STATE_FILE), '{"state":"runn');
+    await mkdir(driver.runtimesDir, { recursive: true });
+    await writeFile(driver.statePath(internId), '{"state":"runn');
 
     expect(await driver.health(internId)).toEqual({ healthy: false, detail: 'runtime never booted' });
     expect(await driver.stop(internId)).toEqual({ ok: true });
@@ -71,7 +72,20 @@ describe('LocalRuntimeDriver after a crash', () => {
       healthy: true,
       detail: 'runtime running local/scripted as h.interns.localhost',
     });
-    expect((await readdir(driver.workspacePath(internId))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect((await readdir(driver.runtimesDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it("keeps the runtime's record out of the workspace the intern owns, and ignores one a workspace holds", async () => {
+    const internId = randomUUID();
+    await driver.prepareDisk(internId);
+    // A record an intern wrote into its own workspace (or one an older version left there) counts for nothing.
+    await writeFile(join(driver.workspacePath(internId), LEGACY_RUNTIME_STATE_FILE), '{"state":"running","model":"forged"}');
+    expect(await driver.health(internId)).toEqual({ healthy: false, detail: 'runtime never booted' });
+    await driver.boot({ internId, model: null, hostname: 'h.interns.localhost' });
+    expect(await readdir(driver.workspacePath(internId))).toEqual([LEGACY_RUNTIME_STATE_FILE]);
+    expect(JSON.parse(await readFile(driver.statePath(internId), 'utf8'))).toMatchObject({ state: 'running', model: 'local/scripted' });
+    await driver.removeDisk(internId);
+    await expect(stat(driver.statePath(internId))).rejects.toThrow(/ENOENT/);
   });
 
   it('fails to prepare a disk where DATA_DIR cannot be written, naming the reason', async () => {

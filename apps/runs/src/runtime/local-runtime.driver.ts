@@ -8,8 +8,11 @@ import type { ModelCatalog } from './model-catalog';
 import type { RuntimeBootSpec, RuntimeDriver, ShellCommand } from './runtime-driver';
 import type { ShellRunner } from './shell/shell-runner';
 
-/** The runtime's own record inside the workspace, so its state survives a restart of the runs service. */
-export const RUNTIME_STATE_FILE = '.runtime.json';
+/**
+ * Where a workspace held the runtime's record before the sandbox gave the workspace to the intern (who could
+ * then rewrite it). Such a file is ignored and left out of archives; records now live in `<DATA_DIR>/runtimes`.
+ */
+export const LEGACY_RUNTIME_STATE_FILE = '.runtime.json';
 
 export interface RuntimeState {
   state: 'running' | 'stopped';
@@ -51,6 +54,8 @@ const OK: RuntimeStepReply = { ok: true };
  */
 export class LocalRuntimeDriver implements RuntimeDriver {
   readonly workspacesDir: string;
+  /** The runtimes' own records, out of every sandbox's reach: `<DATA_DIR>/runtimes/<internId>.json`. */
+  readonly runtimesDir: string;
   readonly archiveDir: string;
   private readonly catalog: ModelCatalog;
   private readonly shell: ShellRunner;
@@ -63,6 +68,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
 
   constructor(options: LocalRuntimeDriverOptions) {
     this.workspacesDir = LocalRuntimeDriver.workspacesDirOf(options.dataDir);
+    this.runtimesDir = resolve(options.dataDir, 'runtimes');
     this.archiveDir = resolve(options.archiveDir);
     this.catalog = options.catalog;
     this.shell = options.shell;
@@ -73,6 +79,12 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   workspacePath(internId: string): string {
     if (!isUuid(internId)) throw new DomainError('invalid_body', `intern id ${JSON.stringify(internId)} is not a uuid`);
     return join(this.workspacesDir, internId.toLowerCase());
+  }
+
+  /** The runtime's record of the intern (so its state survives a restart of the runs service). */
+  statePath(internId: string): string {
+    this.workspacePath(internId);
+    return join(this.runtimesDir, `${internId.toLowerCase()}.json`);
   }
 
   async prepareDisk(internId: string): Promise<RuntimeStepReply> {
@@ -95,24 +107,23 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     if (!(await isDirectory(workspace))) {
       return { ok: false, message: `the workspace disk of intern ${spec.internId} is not prepared` };
     }
-    await this.writeState(workspace, { state: 'running', model: resolution.model, hostname: spec.hostname });
+    await this.writeState(spec.internId, { state: 'running', model: resolution.model, hostname: spec.hostname });
     return OK;
   }
 
   async health(internId: string): Promise<RuntimeHealthReply> {
     const workspace = this.workspacePath(internId);
     if (!(await isDirectory(workspace))) return { healthy: false, detail: 'no workspace disk' };
-    const state = await readState(workspace);
+    const state = await readState(this.statePath(internId));
     if (state === null) return { healthy: false, detail: 'runtime never booted' };
     if (state.state !== 'running') return { healthy: false, detail: 'runtime stopped' };
     return { healthy: true, detail: `runtime running ${state.model} as ${state.hostname}` };
   }
 
   async stop(internId: string): Promise<RuntimeStepReply> {
-    const workspace = this.workspacePath(internId);
-    const state = await readState(workspace);
+    const state = await readState(this.statePath(internId));
     if (state !== null && state.state !== 'stopped') {
-      await this.writeState(workspace, { ...state, state: 'stopped' });
+      await this.writeState(internId, { ...state, state: 'stopped' });
     }
     return OK;
   }
@@ -179,6 +190,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     await rm(doomed, { recursive: true, force: true });
+    await rm(this.statePath(internId), { force: true });
     return OK;
   }
 
@@ -196,9 +208,10 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     await Promise.all(partials.map((name) => rm(join(this.archiveDir, name), { force: true })));
   }
 
-  private async writeState(workspace: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {
+  private async writeState(internId: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {
     const record: RuntimeState = { ...state, updatedAt: this.now().toISOString() };
-    const target = join(workspace, RUNTIME_STATE_FILE);
+    const target = this.statePath(internId);
+    await mkdir(this.runtimesDir, { recursive: true, mode: 0o700 });
     const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       const file = await open(temporary, 'w');
@@ -216,16 +229,16 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   }
 }
 
-/** The state file and its temporaries belong to the runtime, not to the intern's workspace content. */
+/** A legacy state file (and its temporaries) belonged to the runtime, not to the intern's workspace content. */
 function isRuntimeFile(path: string): boolean {
   const name = path.slice(path.lastIndexOf('/') + 1);
-  return name === RUNTIME_STATE_FILE || (name.startsWith(`${RUNTIME_STATE_FILE}.`) && name.endsWith('.tmp'));
+  return name === LEGACY_RUNTIME_STATE_FILE || (name.startsWith(`${LEGACY_RUNTIME_STATE_FILE}.`) && name.endsWith('.tmp'));
 }
 
-async function readState(workspace: string): Promise<RuntimeState | null> {
+async function readState(path: string): Promise<RuntimeState | null> {
   let text: string;
   try {
-    text = await readFile(join(workspace, RUNTIME_STATE_FILE), 'utf8');
+    text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
