@@ -61,6 +61,8 @@ export class BubblewrapShell implements ShellRunner {
    * operator reads the reason in the log before an intern's shell does.
    */
   async selfTest(): Promise<string | null> {
+    const host = await this.host;
+    if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
     const workspace = join(this.options.workspacesDir, '.sandbox-self-test');
     await mkdir(workspace, { recursive: true });
     await this.prepareWorkspace(workspace, this.options.probeUid);
@@ -70,6 +72,8 @@ export class BubblewrapShell implements ShellRunner {
   }
 
   async run(request: ShellRequest): Promise<string> {
+    const host = await this.host;
+    if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
     const uid = await this.options.users.uidOf(request.internId);
     await this.prepareWorkspace(request.workspace, uid);
     return this.runAs(uid, request.workspace, request.command, request.signal);

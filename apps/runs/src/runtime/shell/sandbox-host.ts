@@ -29,6 +29,11 @@ export function toolDirectories(searchPath = process.env.PATH ?? ''): string[] {
 
 /** Finds bwrap, prlimit and the system directories; throws SandboxUnavailable naming what is missing. */
 export async function probeSandboxHost(directories = toolDirectories()): Promise<SandboxHost> {
+  // Each intern's own uid, its workspace handed over to it: only root may do that (capabilities may be cut
+  // down to CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_FOWNER, CAP_DAC_OVERRIDE and CAP_KILL).
+  if (process.getuid?.() !== 0) {
+    throw new SandboxUnavailable('the runs service must run as root to give each intern its own uid (RUNTIME_SANDBOX=off for development as another user)');
+  }
   const bwrapPath = await findTool('bwrap', directories);
   if (bwrapPath === null) throw new SandboxUnavailable('install bubblewrap (no bwrap on this host)');
   const prlimitPath = await findTool('prlimit', directories);
