@@ -19,7 +19,8 @@ export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const MAX_PROMPT_CHARS = 32000;
 export const MAX_SESSION_ID_CHARS = 256;
 
-export type FinishReason = 'stop' | 'tool_calls' | 'error';
+/** `length`: the run reached a cap (MAX_TOOL_CALLS_PER_RUN, CONTRACT section 15) and ended there. */
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'error';
 
 export interface Usage {
   prompt_tokens: number;

@@ -232,6 +232,37 @@ describe('PostgresEventStore', () => {
     expect(await countEvents(streamId)).toBe(0);
   });
 
+  it('stores NUL in data and metadata as U+FFFD, and projections and readers see that', async () => {
+    const streamId = `intern-${randomUUID()}`;
+    const name = `nul\u0000name-${randomUUID()}`;
+    const stored = `nul\uFFFDname-${name.slice('nul\u0000name-'.length)}`;
+    const data = {
+      name,
+      output: 'a\u0000b\u0000\u0000c',
+      // The six characters of an escape, not a NUL: kept as they are.
+      escaped: '\\u0000',
+      nested: { list: ['x\u0000', 1, null, { 'key\u0000': 'value\u0000' }] },
+    };
+    const meta: EventMetadata = { ...metadata(), actor: 'spec\u0000actor', note: '\u0000' };
+
+    const appended = await store.appendToStream(streamId, 'intern', 0, [{ type: 'named', data, metadata: meta }]);
+
+    const expectedData = {
+      name: stored,
+      output: 'a\uFFFDb\uFFFD\uFFFDc',
+      escaped: '\\u0000',
+      nested: { list: ['x\uFFFD', 1, null, { 'key\uFFFD': 'value\uFFFD' }] },
+    };
+    const expectedMetadata = { ...meta, actor: 'spec\uFFFDactor', note: '\uFFFD' };
+    expect(appended.events[0]).toMatchObject({ data: expectedData, metadata: expectedMetadata });
+    expect((await store.readStream(streamId)).events[0]).toMatchObject({ data: expectedData, metadata: expectedMetadata });
+    // The inline projection wrote the replaced name into a text column.
+    const projected = await dataSource.query(`SELECT name FROM ${SCHEMA}.names WHERE stream_id = $1`, [streamId]);
+    expect(projected).toEqual([{ name: stored }]);
+    // What the caller handed in is left as it was.
+    expect(data.output).toBe('a\u0000b\u0000\u0000c');
+  });
+
   it('upcasts old event shapes on read', async () => {
     const streamId = `intern-${randomUUID()}`;
     await store.appendToStream(streamId, 'intern', 0, [event('created', { name: 'Ada Lovelace' })]);

@@ -12,6 +12,7 @@ import {
   toStoredEvent,
   UNIQUE_VIOLATION,
 } from './event-store.sql';
+import { toStorableJson } from './storable-json';
 import { type Upcaster, upcasterChain, type UpcastFn } from './upcaster';
 
 /** Updates a read model inside the append's transaction; throwing rolls the append back. */
@@ -239,7 +240,8 @@ function prepare(event: NewEvent, streamVersion: number): PreparedEvent {
     type: event.type,
     schemaVersion: event.schemaVersion ?? 1,
     streamVersion,
-    dataJson: JSON.stringify(event.data),
-    metadataJson: JSON.stringify(event.metadata),
+    // NUL-free, so any text can be appended; projections and callers see the stored form (parsed back).
+    dataJson: toStorableJson(event.data),
+    metadataJson: toStorableJson(event.metadata),
   };
 }

@@ -152,7 +152,8 @@ export interface StreamSummary {
   id: string;
   created: number;
   sessionId: string;
-  finishReason: 'stop' | 'tool_calls' | 'error';
+  /** `length`: the run reached MAX_TOOL_CALLS_PER_RUN (a finish shaped like `stop`). */
+  finishReason: 'stop' | 'length' | 'tool_calls' | 'error';
   /** Every `delta.content`, joined. */
   content: string;
   /** The tool call before a `tool_calls` finish, its arguments parsed; null otherwise. */
@@ -193,7 +194,7 @@ export function checkStream(stream: SseResponse): StreamSummary {
   const final = chunks[chunks.length - 1];
   const finish = chunks[chunks.length - 2];
   const finishReason = finish.choices?.[0]?.finish_reason;
-  expect(['stop', 'tool_calls', 'error']).toContain(finishReason);
+  expect(['stop', 'length', 'tool_calls', 'error']).toContain(finishReason);
   if (finishReason === 'error') {
     expect(finish).toEqual({
       ...head,
@@ -226,7 +227,7 @@ export function checkStream(stream: SseResponse): StreamSummary {
   expect(final).toEqual({ ...head, choices: [], session_id: expect.any(String), usage: final.usage === null ? null : expect.any(Object) });
   expect(final.session_id.length).toBeGreaterThan(0);
   if (finishReason === 'tool_calls') expect(final.usage).toBeNull();
-  if (finishReason === 'stop') expect(final.usage).not.toBeNull();
+  if (finishReason === 'stop' || finishReason === 'length') expect(final.usage).not.toBeNull();
   if (final.usage !== null) checkUsage(final.usage);
 
   return {

@@ -108,6 +108,7 @@ describe('the schemas', () => {
       chunks.toolCall('call_2', { kind: 'elicitation', message: 'name?', fields: [{ name: 'answer', type: 'string', required: true }] }),
       chunks.finish('stop'),
       chunks.finish('tool_calls'),
+      chunks.finish('length'),
       chunks.error(errorEnvelope('run_ended', 'the intern was suspended').error),
       chunks.error(errorEnvelope('stream_severed', 'the link broke').error),
       chunks.final('session-1', { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }),

@@ -22,7 +22,6 @@ export class TurnsService {
     private readonly streams: SessionStreams,
     private readonly interns: InternLookup,
     private readonly models: ModelProviders,
-    private readonly workspaceOf: (internId: string) => string,
   ) {}
 
   async chat(request: ChatRequest): Promise<ChatReply> {
@@ -54,7 +53,6 @@ export class TurnsService {
       provider,
       approvalMode: 'self-drive',
       instructions: intern.instructions,
-      workspace: this.workspaceOf(intern.id),
       prompt: request.input,
       stream: null,
       correlationId: request.context.correlationId,
@@ -86,7 +84,6 @@ export class TurnsService {
       provider,
       approvalMode: turn.approvalMode,
       instructions: intern.instructions,
-      workspace: this.workspaceOf(intern.id),
       prompt: turn.text,
       stream: { streamId: request.streamId, created: request.created },
       correlationId: request.context.correlationId,

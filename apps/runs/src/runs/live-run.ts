@@ -20,8 +20,9 @@ import { runUsage } from '@interns/runs-domain';
 import type { RunCancelReason, RunProgressEvent, SessionCommand, SessionEvent, SessionOrigin } from '@interns/runs-domain';
 import { AGENT_TOOLS, ModelProviderError } from '../agent/model-provider';
 import type { ConversationMessage, ModelProvider, ModelToolCall, ToolSpec } from '../agent/model-provider';
-import { formatShellResult, runShell } from '../agent/tools/shell.tool';
-import type { SessionStreams } from '../sessions/session-streams';
+import type { RuntimeDriver } from '../runtime/runtime-driver';
+import { OwnedSession } from '../sessions/owned-session';
+import type { SessionSnapshot, SessionStreams } from '../sessions/session-streams';
 import { activeRunsGauge, openQuestionsGauge, runDurationHistogram } from './runs.metrics';
 import { StreamPublisher } from './stream-publisher';
 
@@ -29,8 +30,8 @@ export interface RunSettings {
   interactionDeadlineMs: number;
   executionDeadlineMs: number;
   streamHeartbeatMs: number;
-  shellTimeoutMs: number;
-  shellOutputLimitBytes: number;
+  /** Tool calls one run may make; the model asking for one more ends the run with finish `length`. */
+  maxToolCallsPerRun: number;
 }
 
 /** What a run needs from its replica. */
@@ -38,6 +39,8 @@ export interface RunEnvironment {
   nc: NatsConnection;
   subjects: Subjects;
   streams: SessionStreams;
+  /** Where the intern's tools run (its sandboxed runtime). */
+  runtime: RuntimeDriver;
   settings: RunSettings;
 }
 
@@ -51,8 +54,6 @@ export interface RunSpec {
   provider: ModelProvider;
   approvalMode: ApprovalMode;
   instructions: string | null;
-  /** The intern's workspace directory: where the shell runs. */
-  workspace: string;
   prompt: string;
   /** The chat response to stream into; null for invoke (nobody watches). */
   stream: { streamId: string; created: number } | null;
@@ -68,6 +69,9 @@ type Ending =
   | { reason: 'client_disconnected'; tell: 'nothing' }
   | { reason: 'caller_cancelled'; tell: 'stop' }
   | { reason: 'owner_lost'; tell: 'internal_error' };
+
+/** How a run that was not stopped early ends: the model was done, the run reached a cap, or it failed. */
+type Outcome = { finish: 'stop' } | { finish: 'length' } | { finish: 'error'; reason: ErrorReason; message: string };
 
 class RunStopped extends Error {
   constructor() {
@@ -125,15 +129,21 @@ export class LiveRun {
     null;
   private standingShellPermission: 'allow' | 'reject' | null;
   private unrecordedOutput = '';
+  /** Every tool call the model asked for so far, whatever came of it (MAX_TOOL_CALLS_PER_RUN). */
+  private toolCallsAsked = 0;
+  private readonly session: OwnedSession;
   private readonly deadline: NodeJS.Timeout;
   private readonly startedAt = performance.now();
   /** Settles when the run has ended and its ending is recorded. */
   readonly finished: Promise<void>;
 
+  /** `session`: the session right after the run started; the run records on from it. */
   constructor(
     private readonly spec: RunSpec,
     private readonly env: RunEnvironment,
+    session: SessionSnapshot,
   ) {
+    this.session = new OwnedSession(env.streams, spec.sessionId, session);
     this.standingShellPermission = spec.standingShellPermission;
     activeRunsGauge.inc();
     if (spec.stream !== null) this.attach(spec.stream.streamId, spec.stream.created);
@@ -232,15 +242,16 @@ export class LiveRun {
   }
 
   private async execute(): Promise<void> {
-    let failure: { reason: ErrorReason; message: string } | null = null;
+    // Read only when nobody stopped the run (`ending` is null).
+    let outcome: Outcome = { finish: 'stop' };
     try {
-      await this.loop();
+      outcome = { finish: await this.loop() };
     } catch (error) {
       if (this.ending === null) {
-        failure =
+        outcome =
           error instanceof ModelProviderError
-            ? { reason: error.reason, message: error.message }
-            : { reason: 'internal_error', message: 'the run failed' };
+            ? { finish: 'error', reason: error.reason, message: error.message }
+            : { finish: 'error', reason: 'internal_error', message: 'the run failed' };
         if (!(error instanceof ModelProviderError)) {
           this.logger.error(`run ${this.spec.runId} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
         }
@@ -248,42 +259,41 @@ export class LiveRun {
     } finally {
       clearTimeout(this.deadline);
       activeRunsGauge.dec();
-      const ending = this.ending === null ? (failure === null ? 'stop' : 'error') : `cancelled:${this.ending.reason}`;
+      const ending = this.ending === null ? outcome.finish : `cancelled:${this.ending.reason}`;
       runDurationHistogram.observe({ ending }, (performance.now() - this.startedAt) / 1000);
     }
-    await this.conclude(failure).catch((error: unknown) => {
+    await this.conclude(outcome).catch((error: unknown) => {
       this.logger.error(`run ${this.spec.runId} could not record its end: ${error instanceof Error ? error.message : String(error)}`);
       this.stream?.close();
     });
   }
 
-  private async conclude(failure: { reason: ErrorReason; message: string } | null): Promise<void> {
+  private async conclude(outcome: Outcome): Promise<void> {
     const flushed = this.flushOutput();
     const ending = this.ending;
     const command: SessionCommand =
       ending === null
-        ? { type: 'FinishRun', runId: this.spec.runId, error: failure, at: now() }
+        ? finishCommand(this.spec.runId, outcome, now())
         : ending.reason === 'interaction_deadline'
           ? { type: 'ExpireQuestion', toolCallId: ending.toolCallId, at: now() }
           : { type: 'CancelRun', runId: this.spec.runId, reason: ending.reason, at: now() };
     // The usage reported in the final chunk is the run's, as recorded before the run ends.
-    const loaded = await this.env.streams.load(this.spec.sessionId);
-    const usage = runUsage(loaded.state);
+    const usage = runUsage(this.session.state);
     await this.record(flushed, command);
 
     const stream = this.stream;
     this.stream = null;
     if (stream === null) return;
     const chunks = stream.chunks;
-    if (ending === null && failure === null) {
-      stream.chunk(chunks.finish('stop'));
-    } else if (ending === null && failure !== null) {
-      stream.chunk(chunks.error(errorEnvelope(failure.reason, failure.message).error));
-    } else if (ending?.tell === 'run_ended') {
+    if (ending === null) {
+      stream.chunk(
+        outcome.finish === 'error' ? chunks.error(errorEnvelope(outcome.reason, outcome.message).error) : chunks.finish(outcome.finish),
+      );
+    } else if (ending.tell === 'run_ended') {
       stream.chunk(chunks.error(errorEnvelope('run_ended', endedMessage(ending.reason)).error));
-    } else if (ending?.tell === 'internal_error') {
+    } else if (ending.tell === 'internal_error') {
       stream.chunk(chunks.error(errorEnvelope('internal_error', 'the runs service stopped; the run did not finish').error));
-    } else if (ending?.tell === 'stop') {
+    } else if (ending.tell === 'stop') {
       stream.chunk(chunks.finish('stop'));
     } else {
       stream.close();
@@ -293,7 +303,8 @@ export class LiveRun {
     stream.done();
   }
 
-  private async loop(): Promise<void> {
+  /** The agent loop: model turns and their tool calls until the model is done (`stop`) or the run reaches a cap (`length`). */
+  private async loop(): Promise<'stop' | 'length'> {
     const messages: ConversationMessage[] = [];
     if (this.spec.instructions) messages.push({ role: 'system', content: this.spec.instructions });
     messages.push({ role: 'user', content: this.spec.prompt });
@@ -304,11 +315,13 @@ export class LiveRun {
       messages.push({ role: 'assistant', content: text, toolCalls: calls });
       if (calls.length === 0) {
         const steered = this.steering.splice(0);
-        if (steered.length === 0) return;
+        if (steered.length === 0) return 'stop';
         for (const prompt of steered) messages.push({ role: 'user', content: prompt });
         continue;
       }
       for (const call of calls) {
+        if (this.toolCallsAsked >= this.env.settings.maxToolCallsPerRun) return 'length';
+        this.toolCallsAsked++;
         messages.push({ role: 'tool', toolCallId: call.id, content: await this.runTool(call) });
       }
     }
@@ -376,15 +389,7 @@ export class LiveRun {
       consent = 'caller';
     }
     await this.record([{ type: 'ToolCalled', data: { runId: this.spec.runId, toolCallId: call.id, tool: 'shell', arguments: call.arguments, consent } }]);
-    const { shellTimeoutMs: timeoutMs, shellOutputLimitBytes: outputLimitBytes } = this.env.settings;
-    let text: string;
-    try {
-      const result = await runShell({ command, cwd: this.spec.workspace, timeoutMs, outputLimitBytes, signal: this.abort.signal });
-      text = formatShellResult(result, { timeoutMs, outputLimitBytes });
-    } catch (error) {
-      // The shell could not start (e.g. the workspace disk is gone): the model hears why, the run goes on.
-      text = error instanceof Error ? error.message : String(error);
-    }
+    const text = await this.env.runtime.runShell(this.spec.internId, { command, signal: this.abort.signal });
     this.checkGoing();
     await this.record([{ type: 'ToolCompleted', data: { runId: this.spec.runId, toolCallId: call.id, result: text } }]);
     return text;
@@ -452,12 +457,27 @@ export class LiveRun {
     if (command !== undefined) commands.push(command);
     const metadata: EventMetadata = { correlation_id: correlationId, causation_id: null, actor: this.spec.callerId };
     if (commands.length === 0) return Promise.resolve([]);
-    return this.env.streams.execute(this.spec.sessionId, commands, metadata);
+    return this.session.execute(commands, metadata);
   }
 }
 
 function now(): string {
   return new Date().toISOString();
+}
+
+function finishCommand(runId: string, outcome: Outcome, at: string): SessionCommand {
+  switch (outcome.finish) {
+    case 'stop':
+      return { type: 'FinishRun', runId, error: null, at };
+    case 'length':
+      return { type: 'FinishRunAtLimit', runId, at };
+    case 'error':
+      return { type: 'FinishRun', runId, error: { reason: outcome.reason, message: outcome.message }, at };
+    default: {
+      const unknown: never = outcome;
+      throw new Error(`unknown outcome ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 function parseArguments(raw: string): Record<string, unknown> | null {

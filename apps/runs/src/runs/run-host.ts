@@ -93,7 +93,6 @@ export class RunHost {
   private async tryStart(start: RunStart): Promise<LiveRun> {
     const runId = randomUUID();
     const at = new Date().toISOString();
-    let standing: RunSpec['standingShellPermission'] = null;
     const commands: SessionCommand[] = [];
     if (start.openSession) {
       commands.push({
@@ -107,18 +106,14 @@ export class RunHost {
     }
     commands.push({ type: 'StartRun', runId, prompt: start.prompt, approvalMode: start.approvalMode, model: start.model, ownerId: this.ownerId, at });
     const metadata: EventMetadata = { correlation_id: start.correlationId, causation_id: null, actor: start.callerId };
-    await this.env.streams.execute(
-      start.sessionId,
-      (loaded) => {
-        standing = loaded.state.kind === 'open' ? loaded.state.standingShellPermission : null;
-        return commands;
-      },
-      metadata,
-      { inTransaction: (manager) => this.checkRunLimit(manager, start.internId) },
-    );
+    const { session } = await this.env.streams.execute(start.sessionId, commands, metadata, {
+      inTransaction: (manager) => this.checkRunLimit(manager, start.internId),
+    });
 
     const { openSession: _opened, ...spec } = start;
-    const run = new LiveRun({ ...spec, runId, standingShellPermission: standing }, this.env);
+    const standing = session.state.kind === 'open' ? session.state.standingShellPermission : null;
+    // The run keeps the session as it left it here, and records on from there without reading it again.
+    const run = new LiveRun({ ...spec, runId, standingShellPermission: standing }, this.env, session);
     const subscription = this.channel.serve(start.sessionId, (message) => run.receive(message));
     this.live.set(start.sessionId, { run, subscription });
     void run.finished.then(() => {

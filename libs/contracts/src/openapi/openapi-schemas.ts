@@ -166,7 +166,7 @@ const CHAT_SCHEMAS: Record<string, JsonSchema> = {
   ChatToolCallChunk: chunk(
     oneChoice(strictObject({ tool_calls: { type: 'array', minItems: 1, maxItems: 1, items: ref('ProvideInputToolCall') } }), NOT_FINISHED),
   ),
-  ChatFinishChunk: chunk(oneChoice(EMPTY_DELTA, { enum: ['stop', 'tool_calls'] })),
+  ChatFinishChunk: chunk(oneChoice(EMPTY_DELTA, { enum: ['stop', 'tool_calls', 'length'] })),
   ChatErrorChunk: chunk(oneChoice(EMPTY_DELTA, { const: 'error' }), { error: ref('ErrorDetail') }),
   ChatFinalChunk: chunk(
     { type: 'array', maxItems: 0 },
@@ -182,8 +182,8 @@ const CHAT_SCHEMAS: Record<string, JsonSchema> = {
       ref('ChatFinalChunk'),
     ],
     description:
-      'The `data` of one server-sent event. Order: a role chunk; content chunks; exactly one finish (`stop`; `tool_calls` ' +
-      'right after the tool call chunk; or an error chunk: 410 `run_ended`, 502 `stream_severed`, 500 `internal_error`); ' +
+      'The `data` of one server-sent event. Order: a role chunk; content chunks; exactly one finish (`stop`; `length` when ' +
+      'the run reached MAX_TOOL_CALLS_PER_RUN; `tool_calls` right after the tool call chunk; or an error chunk: 410 `run_ended`, 502 `stream_severed`, 500 `internal_error`); ' +
       'then the final chunk (`choices: []`, `session_id`, `usage`), then `data: [DONE]`.',
   },
 };

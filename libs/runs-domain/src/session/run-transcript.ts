@@ -8,7 +8,7 @@ export interface RunTranscript {
   /** All content the run streamed, across its responses, in order. */
   content: string;
   questions: { toolCallId: string; question: Question }[];
-  /** `stop`, `error`, or null while going; a cancellation as `cancelled:<reason>`. */
+  /** `stop`, `error`, `length`, or null while going; a cancellation as `cancelled:<reason>`. */
   ending: string | null;
 }
 

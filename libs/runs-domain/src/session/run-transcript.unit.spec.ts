@@ -1,6 +1,6 @@
 import type { ElicitationQuestion, PermissionQuestion } from '@interns/contracts';
 import { runTranscripts } from './run-transcript';
-import type { SessionEvent } from './session.events';
+import type { RunFinishReason, SessionEvent } from './session.events';
 
 const at = '2026-11-21T10:00:00.000Z';
 
@@ -65,7 +65,7 @@ describe('run transcripts', () => {
   });
 
   it('ends with the finish reason or the cancellation reason', () => {
-    const finished = (runId: string, finishReason: 'stop' | 'error'): SessionEvent => ({
+    const finished = (runId: string, finishReason: RunFinishReason): SessionEvent => ({
       type: 'RunFinished',
       data: {
         runId,
@@ -87,13 +87,16 @@ describe('run transcripts', () => {
       started('run-4', 'd'),
       { type: 'RunCancelled', data: { runId: 'run-4', reason: 'client_disconnected', at } },
       started('run-5', 'e'),
+      finished('run-5', 'length'),
+      started('run-6', 'f'),
     ]).map((transcript) => [transcript.runId, transcript.ending]);
     expect(endings).toEqual([
       ['run-1', 'stop'],
       ['run-2', 'error'],
       ['run-3', 'cancelled:interaction_deadline'],
       ['run-4', 'cancelled:client_disconnected'],
-      ['run-5', null],
+      ['run-5', 'length'],
+      ['run-6', null],
     ]);
   });
 

@@ -10,4 +10,6 @@ export type SessionCommand =
   | { type: 'AnswerQuestion'; toolCallId: string; raw: string; by: 'caller' | 'fallback' }
   | { type: 'ExpireQuestion'; toolCallId: string; at: string }
   | { type: 'FinishRun'; runId: string; error: { reason: string; message: string } | null; at: string }
+  /** The run reached a cap (MAX_TOOL_CALLS_PER_RUN): it ends with finish `length`. */
+  | { type: 'FinishRunAtLimit'; runId: string; at: string }
   | { type: 'CancelRun'; runId: string; reason: RunCancelReason; at: string };

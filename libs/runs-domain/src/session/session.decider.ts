@@ -229,6 +229,10 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       const finishReason = command.error === null ? 'stop' : 'error';
       return [{ type: 'RunFinished', data: { runId: run.runId, finishReason, error: command.error, usage: usageOf(run), at: command.at } }];
     }
+    case 'FinishRunAtLimit': {
+      const run = requireActiveRun(state, command.runId);
+      return [{ type: 'RunFinished', data: { runId: run.runId, finishReason: 'length', error: null, usage: usageOf(run), at: command.at } }];
+    }
     case 'CancelRun': {
       const open = requireOpen(state);
       if (open.activeRun === null || open.activeRun.runId !== command.runId) return [];

@@ -476,6 +476,46 @@ describe('session decider', () => {
     });
   });
 
+  describe('FinishRunAtLimit', () => {
+    const atLimit = (runId: string): SessionCommand => ({ type: 'FinishRunAtLimit', runId, at: later });
+    const finishedAtLimit = (runId: string, usageTotal: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null): SessionEvent => ({
+      type: 'RunFinished',
+      data: { runId, finishReason: 'length', error: null, usage: usageTotal, at: later },
+    });
+    const toolCalled = (toolCallId: string): RunProgressEvent => ({
+      type: 'ToolCalled',
+      data: { runId: 'run-1', toolCallId, tool: 'shell', arguments: '{"command":"echo 1"}', consent: 'self-drive' },
+    });
+
+    it('finishes the going run with finish length and its usage so far', () => {
+      given([opened, started('run-1'), toolCalled('call-1'), usage('run-1', 5, 2)])
+        .when(atLimit('run-1'))
+        .then([finishedAtLimit('run-1', { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 })]);
+      given([opened, started('run-1')]).when(atLimit('run-1')).then([finishedAtLimit('run-1', null)]);
+    });
+
+    it('ends the run: the session takes the next prompt', () => {
+      const history = [opened, started('run-1'), finishedAtLimit('run-1', null)];
+      expect(openStateAfter(history).activeRun).toBeNull();
+      given(history).when(startRun('run-2')).then([started('run-2')]);
+    });
+
+    it('closes the question the run waited on', () => {
+      const state = openStateAfter([...waitingOn(permission), finishedAtLimit('run-1', null)]);
+      expect(state.questions['call-1'].status).toBe('closed');
+    });
+
+    it('refuses a run that is not going', () => {
+      given([opened]).when(atLimit('run-1')).thenThrows('interaction_not_pending');
+      given([opened, started('run-2')]).when(atLimit('run-1')).thenThrows('interaction_not_pending');
+      given([opened, started('run-1'), finishedAtLimit('run-1', null)]).when(atLimit('run-1')).thenThrows('interaction_not_pending');
+    });
+
+    it('answers not_found when the session does not exist', () => {
+      given([]).when(atLimit('run-1')).thenThrows('not_found');
+    });
+  });
+
   describe('runUsage', () => {
     it('is the going run usage, null when none was reported or nothing is going', () => {
       expect(runUsage(stateAfter([opened, started('run-1'), usage('run-1', 2, 3), usage('run-1', 4, 5)]))).toEqual({

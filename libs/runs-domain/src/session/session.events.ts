@@ -91,11 +91,15 @@ export interface UsageRecorded {
   data: { runId: string; promptTokens: number; completionTokens: number };
 }
 
+/** How a run that was not cancelled ended (CONTRACT section 12's finish reasons, without `tool_calls`). */
+export type RunFinishReason = 'stop' | 'error' | 'length';
+
 export interface RunFinished {
   type: 'RunFinished';
   data: {
     runId: string;
-    finishReason: 'stop' | 'error';
+    /** `length`: the run reached a cap (MAX_TOOL_CALLS_PER_RUN) before the model finished. */
+    finishReason: RunFinishReason;
     /** Set when finishReason is `error`. */
     error: { reason: string; message: string } | null;
     /** The run's total, null when the model reported none. */

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { bwrapArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
@@ -63,10 +63,18 @@ export class BubblewrapShell implements ShellRunner {
   async selfTest(): Promise<string | null> {
     const host = await this.host;
     if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
-    const workspace = join(this.options.workspacesDir, '.sandbox-self-test');
-    await mkdir(workspace, { recursive: true });
-    await this.prepareWorkspace(workspace, this.options.probeUid);
-    const answer = await this.runAs(this.options.probeUid, workspace, 'id -u', new AbortController().signal);
+    // Beside the workspaces (same ancestors to search), never among them: it is nobody's workspace.
+    const workspace = join(dirname(this.options.workspacesDir), '.sandbox-self-test');
+    await mkdir(this.options.workspacesDir, { recursive: true });
+    await rm(workspace, { recursive: true, force: true });
+    await mkdir(workspace);
+    let answer: string;
+    try {
+      await this.prepareWorkspace(workspace, this.options.probeUid);
+      answer = await this.runAs(this.options.probeUid, workspace, 'id -u', new AbortController().signal);
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
     if (answer.startsWith(UNAVAILABLE)) return answer;
     return answer.trim() === String(this.options.probeUid) ? null : `${UNAVAILABLE}: the self-test answered ${JSON.stringify(answer)}`;
   }
@@ -148,6 +156,7 @@ export class BubblewrapShell implements ShellRunner {
    * service) is handed over once, symlinks not followed.
    */
   private async prepareWorkspace(workspace: string, uid: number): Promise<void> {
+    // Searchable, not listable: a sandbox reaches its own workspace by path and learns no other intern's id.
     await chmod(this.options.workspacesDir, 0o711);
     const current = await stat(workspace);
     if (current.uid !== uid || current.gid !== uid) await run('chown', ['-R', '-P', `${uid}:${uid}`, workspace]);
