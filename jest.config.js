@@ -19,5 +19,7 @@ export default {
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: aliases,
   testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'],
+  // Stops the run at once, with the package to install, when a tool the tests need is missing.
+  globalSetup: '<rootDir>/tools/test/preflight.ts',
   testTimeout: 30000,
 };

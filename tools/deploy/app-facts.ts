@@ -17,6 +17,37 @@ export const APPS: readonly { app: ServiceName; portKey: PortKey }[] = [
   { app: 'analytics', portKey: 'analyticsPort' },
 ];
 
+/** The one-shot step that applies every schema (compose service, Kubernetes Job). */
+export const MIGRATIONS = 'migrations';
+
+/**
+ * The secrets each process is given: only the ones it uses (issue 11: an intern's shell must not be one
+ * step from every credential of the platform). Everything else the processes read is plain configuration.
+ */
+export const SECRETS_OF: Readonly<Record<ServiceName | typeof MIGRATIONS, readonly string[]>> = {
+  gateway: ['DATABASE_URL'],
+  lifecycle: ['DAEMON_SIGNING_KEY', 'DATABASE_URL'],
+  runs: ['DATABASE_URL', 'MODEL_API_KEY'],
+  analytics: ['DATABASE_URL'],
+  migrations: ['DATABASE_URL'],
+};
+
+/** Every secret name some process is given. */
+export const SECRET_NAMES: ReadonlySet<string> = new Set(Object.values(SECRETS_OF).flat());
+
+/** Capabilities the runs process holds, and why: its shell sandbox (CONTRACT section 15). Nothing else adds any. */
+export const RUNS_SANDBOX_CAPABILITIES = [
+  // prlimit and bwrap are started as the intern's own uid and gid.
+  'SETUID',
+  'SETGID',
+  // Workspaces hold files of the interns' uids: create, hand over, archive and remove them.
+  'CHOWN',
+  'FOWNER',
+  'DAC_OVERRIDE',
+  // End a sandbox on timeout, cancel, suspend or delete.
+  'KILL',
+] as const;
+
 /** Every environment name loadConfig reads, recorded by an env object that notes each key asked for. */
 export function configEnvNames(): Set<string> {
   const names = new Set<string>();

@@ -1,8 +1,9 @@
 /**
  * docker-compose.yml, checked offline (no Docker engine): `docker-compose config` must accept it, and the
  * resolved file must start the system the way the apps expect (health checks, migrations first, ports
- * and environment names that loadConfig reads). Also: the image's HEALTHCHECK and healthcheck.mjs agree
- * with the apps' routes and ports.
+ * and environment names that loadConfig reads, each service's own secrets, the runs sandbox's container
+ * settings). Also: the image's HEALTHCHECK and healthcheck.mjs agree with the apps' routes and ports, and
+ * the runs image has bubblewrap.
  */
 import { execFile } from 'node:child_process';
 import { createServer, Server } from 'node:http';
@@ -12,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '@interns/contracts';
-import { APPS, configEnvNames, healthRoutes, portVariable } from './app-facts';
+import { APPS, configEnvNames, healthRoutes, MIGRATIONS, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
 import { runNode } from './node-process';
 
 interface ComposeService {
@@ -25,6 +26,10 @@ interface ComposeService {
   /** docker-compose 1.x prints `source:target:mode`, Compose v2 the long form. */
   volumes?: (string | { type: string; source: string; target: string })[];
   restart?: string;
+  user?: string;
+  cap_add?: string[];
+  cap_drop?: string[];
+  security_opt?: string[];
 }
 
 interface ComposeFile {
@@ -46,7 +51,15 @@ function namedVolumeAt(service: ComposeService, target: string): string | undefi
   }
   return undefined;
 }
-const MIGRATIONS = 'migrations';
+
+/** The named volume holding `path`: the one mounted at the longest prefix of it. */
+function namedVolumeHolding(service: ComposeService, path: string): string | undefined {
+  const mountPoints = (service.volumes ?? []).map((volume) => (typeof volume === 'string' ? volume.split(':')[1] : volume.target));
+  const holder = mountPoints
+    .filter((mountedAt) => path === mountedAt || path.startsWith(`${mountedAt.replace(/\/+$/, '')}/`))
+    .sort((a, b) => b.length - a.length)[0];
+  return holder === undefined ? undefined : namedVolumeAt(service, holder);
+}
 
 /** Runs docker-compose with a bare environment, so this machine's variables do not leak into the interpolation. */
 function dockerCompose(args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -143,6 +156,46 @@ describe('docker-compose.yml', () => {
     expect(Number(compose.services.gateway.ports?.[0]?.published)).toBe(loadConfig(compose.services.gateway.environment ?? {}).gatewayPort);
   });
 
+  it('gives each service only the secrets it needs: MODEL_API_KEY to runs alone, DAEMON_SIGNING_KEY to lifecycle alone', () => {
+    for (const name of [MIGRATIONS, ...APPS.map(({ app }) => app)] as const) {
+      const secrets = Object.keys(compose.services[name].environment ?? {}).filter((key) => SECRET_NAMES.has(key));
+      expect({ name, secrets: secrets.sort() }).toEqual({ name, secrets: [...SECRETS_OF[name]].sort() });
+    }
+  });
+
+  it('never gives runs a KEYS_DIR, and keeps the keys of lifecycle and the gateway on volumes runs does not mount', () => {
+    const runs = compose.services.runs;
+    expect(Object.keys(runs.environment ?? {})).not.toContain('KEYS_DIR');
+    const runsVolumes = (runs.volumes ?? []).map((volume) => (typeof volume === 'string' ? volume.split(':')[0] : volume.source));
+    for (const app of ['lifecycle', 'gateway']) {
+      const service = compose.services[app];
+      const volume = namedVolumeHolding(service, loadConfig(service.environment ?? {}).keysDir);
+      expect({ app, declared: Object.keys(compose.volumes ?? {}).includes(volume ?? '') }).toEqual({ app, declared: true });
+      expect({ app, sharedWithRuns: runsVolumes.includes(volume ?? '') }).toEqual({ app, sharedWithRuns: false });
+    }
+  });
+
+  it('starts runs as root with only the capabilities of its shell sandbox, every other app as the image user with none', () => {
+    const runs = compose.services.runs;
+    expect(runs.user).toBe('0:0');
+    expect(runs.cap_drop).toEqual(['ALL']);
+    expect([...(runs.cap_add ?? [])].sort()).toEqual([...RUNS_SANDBOX_CAPABILITIES].sort());
+    // bwrap's namespaces, mounts and fresh /proc; no privilege gain through execve.
+    expect([...(runs.security_opt ?? [])].sort()).toEqual(
+      ['apparmor=unconfined', 'no-new-privileges:true', 'seccomp=unconfined', 'systempaths=unconfined'].sort(),
+    );
+    expect(loadConfig(runs.environment ?? {}).runtimeSandbox).toBe('bwrap');
+    for (const { app } of APPS.filter(({ app }) => app !== 'runs')) {
+      const service = compose.services[app];
+      expect({ app, user: service.user, added: service.cap_add, options: service.security_opt }).toEqual({
+        app,
+        user: undefined,
+        added: undefined,
+        options: undefined,
+      });
+    }
+  });
+
   it('keeps the state of runs, lifecycle and gateway on a named volume at their DATA_DIR', () => {
     for (const app of ['runs', 'lifecycle', 'gateway']) {
       const service = compose.services[app];
@@ -163,6 +216,12 @@ describe('the image health check', () => {
     expect(JSON.parse(healthcheck?.[1] ?? '[]')).toEqual(['node', 'healthcheck.mjs', routes.live]);
     expect(dockerfile).toMatch(/^COPY deploy\/docker\/healthcheck\.mjs .*\.\/$/m);
     expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
+  });
+
+  it('installs bubblewrap and util-linux (prlimit) in the runs image, and fails its build when either is missing', async () => {
+    const dockerfile = await readFile('deploy/docker/Dockerfile', 'utf8');
+    expect(dockerfile).toMatch(/if \[ "\$APP" = runs \]; then packages="\$packages bubblewrap util-linux"; fi/);
+    expect(dockerfile).toMatch(/if \[ "\$APP" = runs \]; then bwrap --version && prlimit --version; fi/);
   });
 
   describe('healthcheck.mjs', () => {

@@ -1,13 +1,18 @@
 /**
- * deploy/k8s, checked offline: every overlay renders with `kubectl kustomize`, every object is valid for its
- * kind (kubernetes-models), and what the objects say agrees with the apps: ports, probe routes, environment
- * names (read from loadConfig, not a list kept here), migrations as a Job, storage and replica rules.
+ * deploy/k8s, checked offline: every overlay (alone, and with each runs component) renders with `kubectl
+ * kustomize`, every object is valid for its kind (kubernetes-models), and what the objects say agrees with
+ * the apps: ports, probe routes, environment names (read from loadConfig, not a list kept here), one Secret
+ * per workload with only its secrets, the runs pod's sandbox settings, migrations as a Job, storage and
+ * replica rules.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import * as models from 'kubernetes-models';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '@interns/contracts';
-import { APPS, configEnvNames, healthRoutes, portVariable } from './app-facts';
+import { APPS, configEnvNames, healthRoutes, MIGRATIONS, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
 
 /** The parts of Kubernetes objects this test reads. */
 interface K8sObject {
@@ -32,7 +37,14 @@ interface Container {
   readinessProbe?: Probe;
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; runAsNonRoot?: boolean };
+  securityContext?: {
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    runAsNonRoot?: boolean;
+    privileged?: boolean;
+    procMount?: string;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
   volumeMounts?: { name: string; mountPath: string }[];
 }
 interface PodTemplate {
@@ -41,7 +53,15 @@ interface PodTemplate {
     containers: Container[];
     terminationGracePeriodSeconds?: number;
     restartPolicy?: string;
-    securityContext?: { runAsNonRoot?: boolean };
+    hostUsers?: boolean;
+    runtimeClassName?: string;
+    securityContext?: {
+      runAsNonRoot?: boolean;
+      runAsUser?: number;
+      fsGroup?: number;
+      seccompProfile?: { type: string };
+      appArmorProfile?: { type: string };
+    };
     topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }[];
     volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[];
   };
@@ -66,12 +86,39 @@ function kubectlKustomize(dir: string): Promise<string> {
   });
 }
 
-async function render(overlay: string): Promise<K8sObject[]> {
-  const documents = parseAllDocuments(await kubectlKustomize(`deploy/k8s/overlays/${overlay}`));
+async function renderDirectory(dir: string): Promise<K8sObject[]> {
+  const documents = parseAllDocuments(await kubectlKustomize(dir));
   return documents.map((document) => {
-    if (document.errors.length > 0) throw new Error(`unparsable output of ${overlay}: ${document.errors[0].message}`);
+    if (document.errors.length > 0) throw new Error(`unparsable output of ${dir}: ${document.errors[0].message}`);
     return document.toJS() as K8sObject;
   });
+}
+
+function render(overlay: string): Promise<K8sObject[]> {
+  return renderDirectory(`deploy/k8s/overlays/${overlay}`);
+}
+
+/** An overlay with one of deploy/k8s/components added, as an operator would (kustomize wants relative paths). */
+async function renderWithComponent(overlay: string, component: string): Promise<K8sObject[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'interns-kustomize-'));
+  try {
+    const from = (path: string) => relative(dir, resolve(path));
+    await writeFile(
+      join(dir, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        `  - ${from(`deploy/k8s/overlays/${overlay}`)}`,
+        'components:',
+        `  - ${from(`deploy/k8s/components/${component}`)}`,
+        '',
+      ].join('\n'),
+    );
+    return await renderDirectory(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** kubernetes-models' class for `apiVersion`/`kind`: `apps/v1` → models.apps.v1, `v1` → models.v1. */
@@ -87,6 +134,31 @@ function matches(selector: Record<string, string> | undefined, labels: Record<st
   return selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([key, value]) => labels[key] === value);
 }
 
+function validate(objects: K8sObject[], where: string): void {
+  expect(objects.length).toBeGreaterThan(0);
+  for (const object of objects) {
+    const Model = modelFor(object.apiVersion, object.kind);
+    if (!Model) throw new Error(`${where}: no kubernetes-models class for ${object.apiVersion} ${object.kind}`);
+    expect(() => new Model(object).validate()).not.toThrow();
+  }
+}
+
+const podTemplate = (object: K8sObject) => (object.spec as { template: PodTemplate }).template;
+
+/** A workload's own container (the one named like it). */
+function containerOf(objects: K8sObject[], kind: string, name: string): { template: PodTemplate; container: Container } {
+  const workload = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  const template = workload && podTemplate(workload);
+  const container = template?.spec.containers.find((candidate) => candidate.name === name);
+  if (!template || !container) throw new Error(`no ${kind} ${name} with a container ${name}`);
+  return { template, container };
+}
+
+/** A generated Secret's name is `<name>-<content hash>`; one provided out of band is just `<name>`. */
+function isSecretNamed(actual: string, name: string): boolean {
+  return actual === name || new RegExp(`^${name}-[a-z0-9]{10}$`).test(actual);
+}
+
 describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
   let objects: K8sObject[];
   const routes = healthRoutes();
@@ -94,23 +166,21 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
 
   const find = (kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name);
   const ofKind = (kind: string) => objects.filter((object) => object.kind === kind);
-  const podTemplate = (object: K8sObject) => (object.spec as { template: PodTemplate }).template;
-  const appContainer = (app: string) => {
-    const deployment = find('Deployment', app);
-    const container = deployment && podTemplate(deployment).spec.containers.find((candidate) => candidate.name === app);
-    if (!container) throw new Error(`${overlay}: no Deployment ${app} with a container ${app}`);
-    return container;
-  };
-  /** The ConfigMap and Secret a container takes its environment from (the Secret is absent when provided out of band). */
+  const appContainer = (app: string) => containerOf(objects, 'Deployment', app).container;
+  /**
+   * The ConfigMaps and Secrets a container takes its environment from, merged in order (a Secret provided
+   * out of band is absent here: its name is referenced, its data unknown).
+   */
   const environmentOf = (container: Container) => {
-    const configMapName = container.envFrom?.find((source) => source.configMapRef)?.configMapRef?.name;
-    const secretName = container.envFrom?.find((source) => source.secretRef)?.secretRef?.name;
-    const configMap = configMapName === undefined ? undefined : find('ConfigMap', configMapName);
-    const secret = secretName === undefined ? undefined : find('Secret', secretName);
-    const secretData = Object.fromEntries(
-      Object.entries(secret?.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]),
+    const configMapNames = (container.envFrom ?? []).flatMap((source) => (source.configMapRef ? [source.configMapRef.name] : []));
+    const secretNames = (container.envFrom ?? []).flatMap((source) => (source.secretRef ? [source.secretRef.name] : []));
+    const configMaps = configMapNames.map((name) => find('ConfigMap', name));
+    const secrets = secretNames.map((name) => find('Secret', name));
+    const config: Record<string, string> = Object.assign({}, ...configMaps.map((configMap) => configMap?.data ?? {}));
+    const secretData: Record<string, string> = Object.fromEntries(
+      secrets.flatMap((secret) => Object.entries(secret?.data ?? {})).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]),
     );
-    return { configMapName, secretName, configMap, secret, config: configMap?.data ?? {}, secretData };
+    return { configMapNames, secretNames, configMaps, secrets, config, secretData };
   };
 
   beforeAll(async () => {
@@ -118,12 +188,7 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
   });
 
   it('renders objects that are valid for their kind', () => {
-    expect(objects.length).toBeGreaterThan(0);
-    for (const object of objects) {
-      const Model = modelFor(object.apiVersion, object.kind);
-      if (!Model) throw new Error(`${overlay}: no kubernetes-models class for ${object.apiVersion} ${object.kind}`);
-      expect(() => new Model(object).validate()).not.toThrow();
-    }
+    validate(objects, overlay);
   });
 
   it('labels every workload, its pods and its companions with name, part-of and component', () => {
@@ -186,27 +251,29 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       expect(servicePorts.map((entry) => resolvePort(entry.targetPort))).toEqual([port]);
     });
 
-    it('takes its configuration from a rendered ConfigMap and the Secret, with names the apps read only, and never migrates', () => {
+    it('takes its configuration from rendered ConfigMaps and only its own Secret, with names the apps read only, and never migrates', () => {
       const container = appContainer(app);
-      const { configMap, secretName, secret, config, secretData } = environmentOf(container);
-      expect(configMap).toBeDefined();
-      expect(secretName).toMatch(/^interns-secrets/);
+      const { configMaps, secretNames, secrets, config, secretData } = environmentOf(container);
+      expect(configMaps.length).toBeGreaterThan(0);
+      expect(configMaps.every((configMap) => configMap !== undefined)).toBe(true);
+      expect(secretNames).toHaveLength(1);
+      expect({ secret: secretNames[0], own: isSecretNamed(secretNames[0] ?? '', `${app}-secrets`) }).toEqual({ secret: secretNames[0], own: true });
       const names = [...Object.keys(config), ...Object.keys(secretData), ...(container.env ?? []).map((entry) => entry.name)];
       expect(names.filter((name) => !known.has(name))).toEqual([]);
+      // No secret in plain configuration.
+      expect(Object.keys(config).filter((name) => SECRET_NAMES.has(name))).toEqual([]);
       expect(config.RUN_MIGRATIONS).toBe('false');
       // Every value is one loadConfig accepts.
       expect(loadConfig({ ...config, ...secretData }).runMigrations).toBe(false);
       if (overlay === 'prod') {
         // Provided out of band: no secret values in the repository.
-        expect(secret).toBeUndefined();
-        expect(secretName).toBe('interns-secrets');
+        expect(secrets).toEqual([undefined]);
       } else {
-        expect(Object.keys(secretData).sort()).toEqual(['DAEMON_SIGNING_KEY', 'DATABASE_URL', 'MODEL_API_KEY']);
-        expect(Object.keys(config).filter((name) => name in secretData)).toEqual([]);
+        expect(Object.keys(secretData).sort()).toEqual([...SECRETS_OF[app]].sort());
       }
     });
 
-    it('drains within its grace period, runs unprivileged with requests and a memory limit, and spreads over nodes and zones', () => {
+    it('drains within its grace period, runs with requests and a memory limit, and spreads over nodes and zones', () => {
       const deployment = find('Deployment', app) as K8sObject;
       const template = podTemplate(deployment);
       const container = appContainer(app);
@@ -214,8 +281,13 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       expect(preStop[0]).toBe('sleep');
       expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(Number(preStop[1]) + GATEWAY_SHUTDOWN_GRACE_SECONDS);
 
-      expect(template.spec.securityContext?.runAsNonRoot).toBe(true);
       expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      expect(container.securityContext?.capabilities?.drop).toEqual(['ALL']);
+      if (app !== 'runs') {
+        // Only runs needs root, for its shell sandbox (below).
+        expect(template.spec.securityContext?.runAsNonRoot).toBe(true);
+        expect(container.securityContext?.capabilities?.add).toBeUndefined();
+      }
       expect(container.resources?.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
       expect(container.resources?.limits?.memory).toEqual(expect.any(String));
 
@@ -246,9 +318,46 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     if (!accessModes.includes('ReadWriteMany')) expect(hpa.maxReplicas).toBe(1);
   });
 
+  it('gives every workload a Secret of its own, read by no other', () => {
+    const workloads = [...ofKind('Deployment'), ...ofKind('Job')].filter((object) => object.metadata.labels?.['app.kubernetes.io/part-of'] === 'interns');
+    const readers = new Map<string, string[]>();
+    for (const workload of workloads) {
+      for (const container of podTemplate(workload).spec.containers) {
+        for (const name of environmentOf(container).secretNames) readers.set(name, [...(readers.get(name) ?? []), workload.metadata.name]);
+      }
+    }
+    expect([...readers.values()].filter((names) => names.length > 1)).toEqual([]);
+    expect([...readers.keys()].length).toBe(APPS.length + 1);
+  });
+
+  it('runs the shell sandbox: root of its own user namespace, only the capabilities it needs, an unmasked /proc', () => {
+    const { template, container } = containerOf(objects, 'Deployment', 'runs');
+    const { config, secretData } = environmentOf(container);
+    // A user namespace for the pod: its root and capabilities are nothing on the node; it allows procMount.
+    expect(template.spec.hostUsers).toBe(false);
+    expect(template.spec.securityContext).toMatchObject({ runAsNonRoot: false, runAsUser: 0 });
+    // The kubelet would re-own every intern's files to one group.
+    expect(template.spec.securityContext?.fsGroup).toBeUndefined();
+    // bwrap's clone(CLONE_NEWUSER), unshare, mount and pivot_root, which the runtime defaults refuse.
+    expect(template.spec.securityContext?.seccompProfile?.type).toBe('Unconfined');
+    expect(template.spec.securityContext?.appArmorProfile?.type).toBe('Unconfined');
+    expect(container.securityContext?.procMount).toBe('Unmasked');
+    expect(container.securityContext?.privileged).toBeUndefined();
+    expect([...(container.securityContext?.capabilities?.add ?? [])].sort()).toEqual([...RUNS_SANDBOX_CAPABILITIES].sort());
+
+    const settings = loadConfig({ ...config, ...secretData });
+    expect(settings).toMatchObject({ runtimeSandbox: 'bwrap', runtimeNetwork: 'none' });
+    // Interns' uids must exist in the pod's user namespace, which maps ids 0-65535.
+    expect(settings.sandboxUidBase).toBeGreaterThan(1000);
+    expect(settings.sandboxUidBase).toBeLessThanOrEqual(65535 - 50000);
+    expect(Object.keys(config)).not.toContain('KEYS_DIR');
+    expect((container.env ?? []).map((entry) => entry.name)).not.toContain('KEYS_DIR');
+  });
+
   it('gives lifecycle a signing key from the Secret whenever it may run more than one replica', () => {
     const hpa = find('HorizontalPodAutoscaler', 'lifecycle')?.spec as { maxReplicas: number };
-    const { secret, secretData } = environmentOf(appContainer('lifecycle'));
+    const { secrets, secretData } = environmentOf(appContainer('lifecycle'));
+    const [secret] = secrets;
     if (hpa.maxReplicas > 1) {
       // Either out of band (documented in the overlay), or generated with a real key.
       expect(secret === undefined || (secretData.DAEMON_SIGNING_KEY ?? '') !== '').toBe(true);
@@ -256,8 +365,8 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     if (overlay === 'dev') expect(hpa.maxReplicas).toBe(1);
   });
 
-  it('runs the migrations as a Job of the same release, configured like the apps', () => {
-    const job = find('Job', 'migrations');
+  it('runs the migrations as a Job of the same release, configured like the apps, with its own Secret', () => {
+    const job = find('Job', MIGRATIONS);
     expect(job).toBeDefined();
     const spec = job?.spec as { backoffLimit?: number; ttlSecondsAfterFinished?: number; template: PodTemplate };
     expect(spec.backoffLimit).toBeGreaterThan(0);
@@ -269,10 +378,16 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     const appEnvironment = environmentOf(appContainer('gateway'));
     for (const { app } of APPS) expect({ app, tag: tagOf(appContainer(app).image) }).toEqual({ app, tag: tagOf(container.image) });
     const jobEnvironment = environmentOf(container);
-    expect({ configMap: jobEnvironment.configMapName, secret: jobEnvironment.secretName }).toEqual({
-      configMap: appEnvironment.configMapName,
-      secret: appEnvironment.secretName,
-    });
+    expect(jobEnvironment.configMapNames).toEqual(appEnvironment.configMapNames);
+    expect(jobEnvironment.secretNames).toHaveLength(1);
+    expect(isSecretNamed(jobEnvironment.secretNames[0] ?? '', `${MIGRATIONS}-secrets`)).toBe(true);
+    if (overlay === 'dev') {
+      expect(Object.keys(jobEnvironment.secretData)).toEqual([...SECRETS_OF.migrations]);
+      // The database the apps use.
+      for (const { app } of APPS) {
+        expect({ app, url: environmentOf(appContainer(app)).secretData.DATABASE_URL }).toEqual({ app, url: jobEnvironment.secretData.DATABASE_URL });
+      }
+    }
     expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);
   });
 
@@ -311,4 +426,29 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       expect(natsHost).toContain('.');
     });
   }
+});
+
+describe.each(OVERLAYS)('the runs components over overlay %s (clusters that cannot give runs a user namespace)', (overlay) => {
+  it('runs-without-sandbox: runs back to the unprivileged image user under the default profiles (the shell refuses to run)', async () => {
+    const objects = await renderWithComponent(overlay, 'runs-without-sandbox');
+    validate(objects, `${overlay} + runs-without-sandbox`);
+    const { template, container } = containerOf(objects, 'Deployment', 'runs');
+    expect(template.spec.hostUsers).toBeUndefined();
+    expect(template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(template.spec.securityContext?.appArmorProfile).toBeUndefined();
+    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+  });
+
+  it('runs-in-vm: runs in a VM runtime class, privileged inside the VM only, without a pod user namespace', async () => {
+    const objects = await renderWithComponent(overlay, 'runs-in-vm');
+    validate(objects, `${overlay} + runs-in-vm`);
+    const { template, container } = containerOf(objects, 'Deployment', 'runs');
+    expect(template.spec.runtimeClassName).toEqual(expect.any(String));
+    expect(template.spec.hostUsers).toBeUndefined();
+    // The API refuses privileged together with allowPrivilegeEscalation: false, and procMount needs hostUsers: false.
+    expect(container.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
+    for (const other of ['gateway', 'lifecycle', 'analytics']) {
+      expect({ other, runtimeClassName: containerOf(objects, 'Deployment', other).template.spec.runtimeClassName }).toEqual({ other, runtimeClassName: undefined });
+    }
+  });
 });

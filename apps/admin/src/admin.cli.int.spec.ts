@@ -70,7 +70,8 @@ describe('admin command', () => {
     new CredentialResolver({
       dataSource,
       cacheTtlMs: 0,
-      oidc: { issuer: null, jwksUrl: null, jwksFile: null, dataDir: join(dir, 'data') },
+      // KEYS_DIR's default, <DATA_DIR>/keys: where `oauth-token` must have put the development issuer's keys.
+      oidc: { issuer: null, jwksUrl: null, jwksFile: null, keysDir: join(dir, 'data', 'keys') },
     });
 
   beforeAll(async () => {

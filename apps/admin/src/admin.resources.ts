@@ -35,7 +35,7 @@ export class AdminResources {
   };
 
   localIssuer(): Promise<LocalOidcIssuer> {
-    return LocalOidcIssuer.open(this.config.dataDir);
+    return LocalOidcIssuer.open({ keysDir: this.config.keysDir, legacyDataDir: this.config.dataDir });
   }
 
   internOwnerLookup(): InternOwnerLookup {

@@ -73,7 +73,8 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
         issuer: config.oidcIssuer,
         jwksUrl: config.oidcJwksUrl,
         jwksFile: config.oidcJwksFile,
-        dataDir: config.dataDir,
+        keysDir: config.keysDir,
+        legacyDataDir: config.dataDir,
       },
     });
     deps = {

@@ -49,7 +49,7 @@ describe('gateway: /api/v1/interns over real PostgreSQL and NATS', () => {
     harness = await startGatewayHarness({ name: 'gateway-spec', routeDeadlineMs: ROUTE_DEADLINE_MS });
     ({ gateway, standIn } = harness);
 
-    const issuer = await LocalOidcIssuer.open(harness.dataDir);
+    const issuer = await LocalOidcIssuer.open({ keysDir: gateway.deps.config.keysDir });
     const claims = { org: ORGANIZATIONS.main, workspace_id: WORKSPACE_MAIN, ttlSeconds: 600 };
     tokens = {
       withScope: await issuer.sign({ ...claims, sub: MEMBERS.active, scope: 'interns vault:read' }),

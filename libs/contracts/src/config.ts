@@ -12,6 +12,8 @@ export interface PlatformConfig {
   dataDir: string;
   /** Where deleted interns' workspace archives go; defaults to `<DATA_DIR>/archives`. */
   archiveDir: string;
+  /** Generated private keys (`daemon-signing/`, `dev-oidc/`; directories 0700, files 0600), never under a workspace; defaults to `<DATA_DIR>/keys`. */
+  keysDir: string;
   defaultModel: string;
   /** An OpenAI-compatible provider, which serves every model not authored `local`; null when not configured. */
   modelApiBaseUrl: string | null;
@@ -52,11 +54,29 @@ export interface PlatformConfig {
   /** The shell tool: how long a command may run, and how much of its output is kept. */
   shellTimeoutMs: number;
   shellOutputLimitBytes: number;
+  /** RUNTIME_SANDBOX: `bwrap` (default) runs every shell command in a bubblewrap sandbox; `off` is for development only. */
+  runtimeSandbox: RuntimeSandboxName;
+  /** RUNTIME_NETWORK: what a sandboxed command may reach; `none` (the only mode) gives it no network at all. */
+  runtimeNetwork: RuntimeNetworkName;
+  /** Processes one intern's sandboxed commands may have at once (RLIMIT_NPROC of the intern's own uid). */
+  shellMaxProcesses: number;
+  /** Address space of each sandboxed process (RLIMIT_AS). */
+  shellMemoryBytes: number;
+  /** Size of the private `/tmp` (and of `/dev/shm`) of a sandboxed command, in RAM. */
+  shellTmpBytes: number;
+  /** Bytes an intern's workspace may hold; writing past it fails inside the sandbox. */
+  workspaceQuotaBytes: number;
+  /** First host uid/gid of intern sandboxes: intern n (in allocation order) runs as SANDBOX_UID_BASE + n. */
+  sandboxUidBase: number;
+  /** Tool calls one run may make; the next one ends the run with finish `length`. */
+  maxToolCallsPerRun: number;
+  /** NODE_ENV; `production` refuses development-only settings (RUNTIME_SANDBOX=off). */
+  nodeEnv: string;
   /** How long the runs service waits for an OpenAI-compatible provider to start answering. */
   modelRequestTimeoutMs: number;
   /** How long a revealed daemon token stays valid (it dies earlier when its intern is suspended or deleted). */
   daemonTokenTtlMs: number;
-  /** The daemon request-signing key (Ed25519, PKCS#8 PEM); null: generated once under `<DATA_DIR>/daemon-signing/`. */
+  /** The daemon request-signing key (Ed25519, PKCS#8 PEM); null: generated once under `<KEYS_DIR>/daemon-signing/`. */
   daemonSigningKey: string | null;
   /** LOG_LEVEL: the least severe level written (JSON lines on stdout). */
   logLevel: LogLevelName;
@@ -72,6 +92,14 @@ export interface PlatformConfig {
 export const LOG_LEVEL_NAMES = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevelName = (typeof LOG_LEVEL_NAMES)[number];
 const LOG_LEVEL_ALIASES: Record<string, LogLevelName> = { log: 'info', verbose: 'trace' };
+
+/** RUNTIME_SANDBOX values: `bwrap` isolates every shell command; `off` (development only) runs it as the service's user. */
+export const RUNTIME_SANDBOX_NAMES = ['bwrap', 'off'] as const;
+export type RuntimeSandboxName = (typeof RUNTIME_SANDBOX_NAMES)[number];
+
+/** RUNTIME_NETWORK values: `none` is the only one; egress would need a filtering proxy the platform does not have. */
+export const RUNTIME_NETWORK_NAMES = ['none'] as const;
+export type RuntimeNetworkName = (typeof RUNTIME_NETWORK_NAMES)[number];
 
 /** OTEL_TRACES_EXPORTER values: `otlp` is OTLP over HTTP (JSON), `console` prints finished spans. */
 export const TRACES_EXPORTER_NAMES = ['none', 'otlp', 'console'] as const;
@@ -124,6 +152,7 @@ export function loadConfig(env: Env): PlatformConfig {
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
     dataDir,
     archiveDir: stringFrom(env, 'ARCHIVE_DIR', `${dataDir.replace(/\/+$/, '')}/archives`),
+    keysDir: stringFrom(env, 'KEYS_DIR', `${dataDir.replace(/\/+$/, '')}/keys`),
     defaultModel: stringFrom(env, 'DEFAULT_MODEL', 'local/scripted'),
     modelApiBaseUrl: optionalFrom(env, 'MODEL_API_BASE_URL'),
     modelApiKey: optionalFrom(env, 'MODEL_API_KEY'),
@@ -147,6 +176,15 @@ export function loadConfig(env: Env): PlatformConfig {
     streamClientBufferBytes: positiveIntFrom(env, 'STREAM_CLIENT_BUFFER_BYTES', 1048576),
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),
     shellOutputLimitBytes: positiveIntFrom(env, 'SHELL_OUTPUT_LIMIT_BYTES', 65536),
+    runtimeSandbox: oneOf(env, 'RUNTIME_SANDBOX', RUNTIME_SANDBOX_NAMES, 'bwrap'),
+    runtimeNetwork: oneOf(env, 'RUNTIME_NETWORK', RUNTIME_NETWORK_NAMES, 'none'),
+    shellMaxProcesses: positiveIntFrom(env, 'SHELL_MAX_PROCESSES', 64),
+    shellMemoryBytes: positiveIntFrom(env, 'SHELL_MEMORY_BYTES', 536870912),
+    shellTmpBytes: positiveIntFrom(env, 'SHELL_TMP_BYTES', 67108864),
+    workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
+    sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
+    maxToolCallsPerRun: positiveIntFrom(env, 'MAX_TOOL_CALLS_PER_RUN', 50),
+    nodeEnv: stringFrom(env, 'NODE_ENV', 'development'),
     modelRequestTimeoutMs: positiveIntFrom(env, 'MODEL_REQUEST_TIMEOUT_MS', 120000),
     daemonTokenTtlMs: positiveIntFrom(env, 'DAEMON_TOKEN_TTL_MS', 3600000),
     daemonSigningKey: optionalFrom(env, 'DAEMON_SIGNING_KEY'),
@@ -160,5 +198,5 @@ export function loadConfig(env: Env): PlatformConfig {
 /** The local development OIDC issuer (admin `oauth-token`), trusted when no external issuer is set. */
 export const LOCAL_OIDC_ISSUER = 'interns-local-dev';
 export const OAUTH_AUDIENCE = 'interns-api';
-/** Relative to DATA_DIR. */
+/** Relative to KEYS_DIR. */
 export const LOCAL_OIDC_DIR = 'dev-oidc';

@@ -1,5 +1,5 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
@@ -7,29 +7,51 @@ import { DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE, DaemonSigningKey, jwkThumb
 
 describe('DaemonSigningKey', () => {
   let dataDir: string;
+  let keysDir: string;
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'daemon-signing-'));
+    keysDir = join(dataDir, 'keys');
   });
 
   afterEach(async () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('generates one key under DATA_DIR (mode 0600) that racing loaders and later starts share', async () => {
-    const loaded = await Promise.all([1, 2, 3, 4].map(() => DaemonSigningKey.load({ pem: null, dataDir })));
-    const path = join(dataDir, DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE);
+  it('generates one key under KEYS_DIR (directories 0700, file 0600) that racing loaders and later starts share', async () => {
+    const loaded = await Promise.all([1, 2, 3, 4].map(() => DaemonSigningKey.load({ pem: null, keysDir, legacyDataDir: dataDir })));
+    const path = join(keysDir, DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE);
+    expect((await stat(keysDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(keysDir, DAEMON_SIGNING_DIR))).mode & 0o777).toBe(0o700);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(await readFile(path, 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----\n[\s\S]+-----END PRIVATE KEY-----\n$/);
     expect(new Set(loaded.map((key) => key.kid)).size).toBe(1);
-    expect((await DaemonSigningKey.load({ pem: null, dataDir })).kid).toBe(loaded[0]?.kid);
+    expect((await DaemonSigningKey.load({ pem: null, keysDir })).kid).toBe(loaded[0]?.kid);
+    // Nothing under DATA_DIR itself.
+    await expect(stat(join(dataDir, DAEMON_SIGNING_DIR))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('moves the key an earlier release generated under DATA_DIR into KEYS_DIR once: the same key (kid) signs on', async () => {
+    const legacyDirectory = join(dataDir, DAEMON_SIGNING_DIR);
+    const legacyPem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    await mkdir(legacyDirectory, { mode: 0o700 });
+    await writeFile(join(legacyDirectory, DAEMON_SIGNING_KEY_FILE), legacyPem, { mode: 0o600 });
+    const legacyKid = DaemonSigningKey.fromPem(legacyPem).kid;
+
+    const loaded = await Promise.all([1, 2, 3, 4].map(() => DaemonSigningKey.load({ pem: null, keysDir, legacyDataDir: dataDir })));
+    expect(loaded.map((key) => key.kid)).toEqual([legacyKid, legacyKid, legacyKid, legacyKid]);
+    const path = join(keysDir, DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE);
+    expect(await readFile(path, 'utf8')).toBe(legacyPem);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    await expect(stat(legacyDirectory)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await DaemonSigningKey.load({ pem: null, keysDir, legacyDataDir: dataDir })).kid).toBe(legacyKid);
   });
 
   it('uses the configured PEM (line breaks may be escaped) and never writes a file then', async () => {
     const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-    const configured = await DaemonSigningKey.load({ pem: pem.replace(/\n/g, '\\n'), dataDir });
+    const configured = await DaemonSigningKey.load({ pem: pem.replace(/\n/g, '\\n'), keysDir, legacyDataDir: dataDir });
     expect(configured.kid).toBe(DaemonSigningKey.fromPem(pem).kid);
-    await expect(stat(join(dataDir, DAEMON_SIGNING_DIR))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(keysDir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('refuses keys that are not Ed25519 private keys', () => {
@@ -39,7 +61,7 @@ describe('DaemonSigningKey', () => {
   });
 
   it('publishes the public half as a JWKS with the RFC 7638 thumbprint as kid', async () => {
-    const key = await DaemonSigningKey.load({ pem: null, dataDir });
+    const key = await DaemonSigningKey.load({ pem: null, keysDir });
     const jwks = key.jwks();
     expect(jwks).toEqual({
       keys: [{ kty: 'OKP', crv: 'Ed25519', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: key.kid, alg: 'EdDSA', use: 'sig' }],

@@ -1,1 +1,2 @@
 export * from './publish-no-clobber';
+export * from './move-legacy-file';

@@ -61,7 +61,7 @@ describe('CredentialResolver', () => {
     new CredentialResolver({
       dataSource,
       cacheTtlMs,
-      oidc: { issuer: null, jwksUrl: null, jwksFile: null, dataDir, ...oidc },
+      oidc: { issuer: null, jwksUrl: null, jwksFile: null, keysDir: dataDir, ...oidc },
     });
 
   beforeAll(async () => {
@@ -76,7 +76,7 @@ describe('CredentialResolver', () => {
     store = new IdentityStore(dataSource);
     await store.apply(file);
     dataDir = await mkdtemp(join(tmpdir(), 'interns-resolver-'));
-    local = await LocalOidcIssuer.open(dataDir);
+    local = await LocalOidcIssuer.open({ keysDir: dataDir });
   });
 
   afterAll(async () => {

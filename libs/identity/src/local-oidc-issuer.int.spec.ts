@@ -7,31 +7,56 @@ import { LOCAL_OIDC_JWKS_FILE, LOCAL_OIDC_PRIVATE_KEY_FILE, LocalOidcIssuer, loc
 
 describe('LocalOidcIssuer', () => {
   let dataDir: string;
+  let keysDir: string;
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'interns-oidc-'));
+    keysDir = join(dataDir, 'keys');
   });
 
   afterEach(async () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('creates one key pair when many opens race, with a private file only its owner can read', async () => {
-    const issuers = await Promise.all(Array.from({ length: 8 }, () => LocalOidcIssuer.open(dataDir)));
+  it('creates one key pair under KEYS_DIR when many opens race, in files and directories only their owner can read', async () => {
+    const issuers = await Promise.all(Array.from({ length: 8 }, () => LocalOidcIssuer.open({ keysDir, legacyDataDir: dataDir })));
     const kids = new Set(issuers.map((issuer) => issuer.kid));
     expect(kids.size).toBe(1);
     const [first] = issuers;
-    const directory = localOidcDir(dataDir);
+    const directory = localOidcDir(keysDir);
+    expect(first?.directory).toBe(directory);
     expect((await readdir(directory)).sort()).toEqual([LOCAL_OIDC_JWKS_FILE, LOCAL_OIDC_PRIVATE_KEY_FILE].sort());
-    expect((await stat(join(directory, LOCAL_OIDC_PRIVATE_KEY_FILE))).mode & 0o777).toBe(0o600);
+    for (const path of [keysDir, directory]) expect({ path, mode: (await stat(path)).mode & 0o777 }).toEqual({ path, mode: 0o700 });
+    for (const name of [LOCAL_OIDC_PRIVATE_KEY_FILE, LOCAL_OIDC_JWKS_FILE]) {
+      expect({ name, mode: (await stat(join(directory, name))).mode & 0o777 }).toEqual({ name, mode: 0o600 });
+    }
     const published = JSON.parse(await readFile(join(directory, LOCAL_OIDC_JWKS_FILE), 'utf8'));
     expect(published).toEqual(first?.jwks());
     expect(published.keys[0]).not.toHaveProperty('d');
-    expect((await LocalOidcIssuer.open(dataDir)).kid).toBe(first?.kid);
+    expect((await LocalOidcIssuer.open({ keysDir })).kid).toBe(first?.kid);
+    // Nothing under DATA_DIR itself.
+    expect((await readdir(dataDir)).sort()).toEqual(['keys']);
+  });
+
+  it('moves the key pair an earlier release kept under DATA_DIR into KEYS_DIR once: tokens it signed stay valid', async () => {
+    // Opened with KEYS_DIR = DATA_DIR, the issuer writes exactly the layout of releases before KEYS_DIR.
+    const legacy = await LocalOidcIssuer.open({ keysDir: dataDir });
+    const token = await legacy.sign({ sub: 'alice', org: 'org-a', workspace_id: '0b0b0b0b-0000-4000-8000-00000000000a', scope: 'interns', ttlSeconds: 60 });
+
+    const issuers = await Promise.all(Array.from({ length: 4 }, () => LocalOidcIssuer.open({ keysDir, legacyDataDir: dataDir })));
+    expect(issuers.map((issuer) => issuer.kid)).toEqual(issuers.map(() => legacy.kid));
+    await expect(jwtVerify(token, createLocalJWKSet(issuers[0]?.jwks() ?? { keys: [] }), { issuer: LOCAL_OIDC_ISSUER, audience: OAUTH_AUDIENCE })).resolves.toBeDefined();
+    const directory = localOidcDir(keysDir);
+    expect((await readdir(directory)).sort()).toEqual([LOCAL_OIDC_JWKS_FILE, LOCAL_OIDC_PRIVATE_KEY_FILE].sort());
+    expect((await stat(join(directory, LOCAL_OIDC_PRIVATE_KEY_FILE))).mode & 0o777).toBe(0o600);
+    // Only the public JWKS stays behind, still valid for whatever reads it there.
+    expect(await readdir(localOidcDir(dataDir))).toEqual([LOCAL_OIDC_JWKS_FILE]);
+    expect(JSON.parse(await readFile(join(localOidcDir(dataDir), LOCAL_OIDC_JWKS_FILE), 'utf8'))).toEqual(legacy.jwks());
+    expect((await LocalOidcIssuer.open({ keysDir, legacyDataDir: dataDir })).kid).toBe(legacy.kid);
   });
 
   it('signs tokens the published keys verify, with the contract claims', async () => {
-    const issuer = await LocalOidcIssuer.open(dataDir);
+    const issuer = await LocalOidcIssuer.open({ keysDir });
     const token = await issuer.sign({
       sub: 'alice',
       org: 'org-a',
@@ -54,8 +79,8 @@ describe('LocalOidcIssuer', () => {
   });
 
   it('refuses a corrupt key file instead of replacing it', async () => {
-    await LocalOidcIssuer.open(dataDir);
-    await writeFile(join(localOidcDir(dataDir), LOCAL_OIDC_PRIVATE_KEY_FILE), '{"kty":"RSA"}');
-    await expect(LocalOidcIssuer.open(dataDir)).rejects.toThrow('is not a usable signing key');
+    await LocalOidcIssuer.open({ keysDir });
+    await writeFile(join(localOidcDir(keysDir), LOCAL_OIDC_PRIVATE_KEY_FILE), '{"kty":"RSA"}');
+    await expect(LocalOidcIssuer.open({ keysDir })).rejects.toThrow('is not a usable signing key');
   }, 10000);
 });

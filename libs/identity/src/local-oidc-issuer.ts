@@ -4,11 +4,13 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
 import { LOCAL_OIDC_DIR, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
-import { publishNoClobber, temporaryPath } from '@interns/files';
+import { moveLegacyFile, publishNoClobber, temporaryPath } from '@interns/files';
 
 export const LOCAL_OIDC_ALGORITHM = 'EdDSA';
 export const LOCAL_OIDC_PRIVATE_KEY_FILE = 'signing-key.private.jwk.json';
 export const LOCAL_OIDC_JWKS_FILE = 'jwks.json';
+/** Both files, the public JWKS too: nothing in the keys directory is for other users. */
+const KEY_FILE_MODE = 0o600;
 
 export interface LocalTokenClaims {
   /** The member id. */
@@ -27,15 +29,24 @@ export interface JsonWebKeySet {
 
 type SigningKey = Awaited<ReturnType<typeof importJWK>>;
 
-/** The directory of the development issuer's key files under DATA_DIR. */
-export function localOidcDir(dataDir: string): string {
-  return join(resolve(dataDir), LOCAL_OIDC_DIR);
+/** Where the development issuer keeps its key pair. */
+export interface LocalOidcKeyLocation {
+  /** KEYS_DIR: the pair lives in `<KEYS_DIR>/dev-oidc/`. */
+  keysDir: string;
+  /** DATA_DIR of an installation that predates KEYS_DIR: a pair found in `<DATA_DIR>/dev-oidc/` is moved once. */
+  legacyDataDir?: string;
+}
+
+/** The directory of the development issuer's key files under KEYS_DIR (before KEYS_DIR: under DATA_DIR). */
+export function localOidcDir(keysDir: string): string {
+  return join(resolve(keysDir), LOCAL_OIDC_DIR);
 }
 
 /**
- * The local development OIDC issuer: one Ed25519 key pair kept under `<DATA_DIR>/dev-oidc/`, used by
+ * The local development OIDC issuer: one Ed25519 key pair kept under `<KEYS_DIR>/dev-oidc/`, used by
  * `admin oauth-token` to sign access tokens and by the gateway to verify them when no external issuer
- * is configured. Whichever process starts first creates the key; every other one loads the same key.
+ * is configured. Whichever process starts first creates the key (or moves the one an earlier release kept
+ * under DATA_DIR, so tokens it signed stay valid); every other one loads the same key.
  */
 export class LocalOidcIssuer {
   private constructor(
@@ -45,13 +56,23 @@ export class LocalOidcIssuer {
     readonly directory: string,
   ) {}
 
-  static async open(dataDir: string): Promise<LocalOidcIssuer> {
-    const directory = localOidcDir(dataDir);
+  static async open(location: LocalOidcKeyLocation): Promise<LocalOidcIssuer> {
+    const directory = localOidcDir(location.keysDir);
     await mkdir(directory, { recursive: true, mode: 0o700 });
     const privatePath = join(directory, LOCAL_OIDC_PRIVATE_KEY_FILE);
     let privateJwk = await readKeyFile(privatePath);
+    if (privateJwk === null && location.legacyDataDir !== undefined) {
+      // Only the private key moves: the public JWKS is rewritten here below, and the old one stays valid
+      // (same key) for anything still reading it there, e.g. an OIDC_JWKS_FILE.
+      await moveLegacyFile({
+        from: join(localOidcDir(location.legacyDataDir), LOCAL_OIDC_PRIVATE_KEY_FILE),
+        to: privatePath,
+        mode: KEY_FILE_MODE,
+      });
+      privateJwk = await readKeyFile(privatePath);
+    }
     if (privateJwk === null) {
-      await publishNoClobber(privatePath, JSON.stringify(await generatePrivateJwk(), null, 2) + '\n', 0o600);
+      await publishNoClobber(privatePath, JSON.stringify(await generatePrivateJwk(), null, 2) + '\n', KEY_FILE_MODE);
       privateJwk = await readKeyFile(privatePath);
       if (privateJwk === null) throw new Error(`${privatePath} vanished while it was being created`);
     }
@@ -91,7 +112,7 @@ export class LocalOidcIssuer {
     const current = await readFile(this.jwksPath, 'utf8').catch(() => null);
     if (current === text) return;
     const temporary = temporaryPath(this.jwksPath);
-    await writeFile(temporary, text, { mode: 0o644 });
+    await writeFile(temporary, text, { mode: KEY_FILE_MODE });
     await rename(temporary, this.jwksPath);
   }
 }

@@ -1,17 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, errors, JWTPayload, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { isUuid, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
-import { LOCAL_OIDC_ALGORITHM, LocalOidcIssuer } from './local-oidc-issuer';
+import { LOCAL_OIDC_ALGORITHM, LocalOidcIssuer, LocalOidcKeyLocation } from './local-oidc-issuer';
 
-export interface OidcOptions {
+/** The external issuer, if any; else the local development issuer's keys (KEYS_DIR). */
+export interface OidcOptions extends LocalOidcKeyLocation {
   /** OIDC_ISSUER; null trusts the local development issuer. */
   issuer: string | null;
   /** OIDC_JWKS_URL: the issuer's keys over HTTPS. */
   jwksUrl: string | null;
   /** OIDC_JWKS_FILE: the issuer's keys from a local JWKS file. */
   jwksFile: string | null;
-  /** DATA_DIR, where the development issuer keeps its key pair. */
-  dataDir: string;
 }
 
 /** The claims the platform relies on, after signature, expiry, audience and issuer were checked. */
@@ -27,7 +26,7 @@ export interface AccessTokenClaims {
 /**
  * Verifies OAuth access tokens (JWTs) against the configured issuer's keys. Keys come from, in order:
  * OIDC_JWKS_URL; OIDC_JWKS_FILE; the issuer's discovery document when only OIDC_ISSUER is set; the
- * local development issuer under DATA_DIR when nothing is configured.
+ * local development issuer under KEYS_DIR when nothing is configured.
  */
 export class OAuthTokenVerifier {
   private readonly issuer: string;
@@ -72,7 +71,7 @@ export class OAuthTokenVerifier {
   }
 
   private async loadKeySet(): Promise<JWTVerifyGetKey> {
-    const { issuer, jwksUrl, jwksFile, dataDir } = this.options;
+    const { issuer, jwksUrl, jwksFile, keysDir, legacyDataDir } = this.options;
     if (jwksUrl !== null) return createRemoteJWKSet(new URL(jwksUrl));
     if (jwksFile !== null) {
       const text = await readFile(jwksFile, 'utf8');
@@ -83,7 +82,7 @@ export class OAuthTokenVerifier {
       }
     }
     if (issuer !== null) return createRemoteJWKSet(await discoverJwksUri(issuer));
-    const local = await LocalOidcIssuer.open(dataDir);
+    const local = await LocalOidcIssuer.open({ keysDir, legacyDataDir });
     return createLocalJWKSet(local.jwks());
   }
 }

@@ -35,7 +35,7 @@ const workspaceOf = (internId: string) => join(platform.env.DATA_DIR, 'workspace
 
 /** Live (not zombie) host processes of `uid`, as `ps` lines. */
 function processesOf(uid: number): string[] {
-  let listing = '';
+  let listing: string;
   try {
     listing = execFileSync('ps', ['-u', String(uid), '-o', 'pid=,stat=,args='], { encoding: 'utf8' });
   } catch {

@@ -27,7 +27,7 @@ export class DaemonModule {
         {
           provide: DaemonSigningKey,
           // A configured key that does not load stops the service at start, not at the first signing.
-          useFactory: () => DaemonSigningKey.load({ pem: config.daemonSigningKey, dataDir: config.dataDir }),
+          useFactory: () => DaemonSigningKey.load({ pem: config.daemonSigningKey, keysDir: config.keysDir, legacyDataDir: config.dataDir }),
         },
         {
           provide: DaemonAccessService,
