@@ -2,27 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DomainError, errorEnvelope } from '@interns/contracts';
-import type {
-  ApprovalMode,
-  ElicitationField,
-  ErrorReason,
-  ParsedAnswer,
-  PermissionQuestion,
-  Question,
-  RunEndReason,
-  SessionMessage,
-  SessionMessageReply,
-  Subjects,
-} from '@interns/contracts';
+import { DomainError, PERMISSION_OPTIONS } from '@interns/contracts';
+import type { ApprovalMode, ElicitationField, ParsedAnswer, Question, SessionMessage, SessionMessageReply, Subjects } from '@interns/contracts';
 import type { EventMetadata } from '@interns/event-store';
 import { runUsage } from '@interns/runs-domain';
-import type { RunCancelReason, RunProgressEvent, SessionCommand, SessionEvent, SessionOrigin } from '@interns/runs-domain';
+import type { RunProgressEvent, SessionCommand, SessionEvent, SessionOrigin } from '@interns/runs-domain';
+import { AGENT_TOOL_SPECS, DEFAULT_ELICITATION_FIELDS, FALLBACK_ANSWER, parseToolArguments } from '../agent/agent-tools';
 import { AGENT_TOOLS, ModelProviderError } from '../agent/model-provider';
-import type { ConversationMessage, ModelProvider, ModelToolCall, ToolSpec } from '../agent/model-provider';
+import type { ConversationMessage, ModelProvider, ModelToolCall } from '../agent/model-provider';
 import type { RuntimeDriver } from '../runtime/runtime-driver';
 import { OwnedSession } from '../sessions/owned-session';
 import type { SessionSnapshot, SessionStreams } from '../sessions/session-streams';
+import { endingChunk, endingCommand } from './run-ending';
+import type { Ending, Outcome } from './run-ending';
 import { activeRunsGauge, openQuestionsGauge, runDurationHistogram } from './runs.metrics';
 import { StreamPublisher } from './stream-publisher';
 
@@ -61,63 +53,17 @@ export interface RunSpec {
   standingShellPermission: 'allow' | 'reject' | null;
 }
 
-/** How a run that stops early tells an attached client. */
-type Ending =
-  /** The open question `toolCallId` was not answered within INTERACTION_DEADLINE_MS. */
-  | { reason: 'interaction_deadline'; tell: 'run_ended'; toolCallId: string }
-  | { reason: Exclude<RunEndReason, 'interaction_deadline'>; tell: 'run_ended' }
-  | { reason: 'client_disconnected'; tell: 'nothing' }
-  | { reason: 'caller_cancelled'; tell: 'stop' }
-  | { reason: 'owner_lost'; tell: 'internal_error' };
-
-/** How a run that was not stopped early ends: the model was done, the run reached a cap, or it failed. */
-type Outcome = { finish: 'stop' } | { finish: 'length' } | { finish: 'error'; reason: ErrorReason; message: string };
-
 class RunStopped extends Error {
   constructor() {
     super('run stopped');
   }
 }
 
-const TOOLS: ToolSpec[] = [
-  {
-    name: AGENT_TOOLS.shell,
-    description: "Runs a shell command in the intern's workspace directory and returns its output.",
-    parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
-  },
-  {
-    name: AGENT_TOOLS.askUser,
-    description: 'Asks the caller a question and waits for the answer.',
-    parameters: {
-      type: 'object',
-      properties: {
-        message: { type: 'string' },
-        fields: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              name: { type: 'string' },
-              type: { type: 'string', enum: ['string', 'number', 'integer', 'boolean'] },
-              required: { type: 'boolean' },
-            },
-            required: ['name', 'type', 'required'],
-          },
-        },
-      },
-      required: ['message'],
-    },
-  },
-];
-
-const PERMISSION_OPTIONS: PermissionQuestion['options'] = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
-const FALLBACK_ANSWER = JSON.stringify({ action: 'decline' });
-const DEFAULT_FIELDS: ElicitationField[] = [{ name: 'answer', type: 'string', required: true }];
-
 /**
  * One going run on its owning replica: the agent loop (model turns, tools, questions), the response it
  * streams, and what it records in the session's stream. Messages for it (steering, answers, a client that
- * left, the intern ending it) arrive through `receive`.
+ * left, the intern ending it) arrive through `receive`. The tool schemas live in `agent/agent-tools.ts`, how
+ * a run ends (recorded command, last chunk) in `run-ending.ts`, where the shell runs behind the runtime driver.
  */
 export class LiveRun {
   private readonly logger = new Logger('Run');
@@ -271,12 +217,7 @@ export class LiveRun {
   private async conclude(outcome: Outcome): Promise<void> {
     const flushed = this.flushOutput();
     const ending = this.ending;
-    const command: SessionCommand =
-      ending === null
-        ? finishCommand(this.spec.runId, outcome, now())
-        : ending.reason === 'interaction_deadline'
-          ? { type: 'ExpireQuestion', toolCallId: ending.toolCallId, at: now() }
-          : { type: 'CancelRun', runId: this.spec.runId, reason: ending.reason, at: now() };
+    const command = endingCommand(this.spec.runId, ending, outcome, now());
     // The usage reported in the final chunk is the run's, as recorded before the run ends.
     const usage = runUsage(this.session.state);
     await this.record(flushed, command);
@@ -285,20 +226,12 @@ export class LiveRun {
     this.stream = null;
     if (stream === null) return;
     const chunks = stream.chunks;
-    if (ending === null) {
-      stream.chunk(
-        outcome.finish === 'error' ? chunks.error(errorEnvelope(outcome.reason, outcome.message).error) : chunks.finish(outcome.finish),
-      );
-    } else if (ending.tell === 'run_ended') {
-      stream.chunk(chunks.error(errorEnvelope('run_ended', endedMessage(ending.reason)).error));
-    } else if (ending.tell === 'internal_error') {
-      stream.chunk(chunks.error(errorEnvelope('internal_error', 'the runs service stopped; the run did not finish').error));
-    } else if (ending.tell === 'stop') {
-      stream.chunk(chunks.finish('stop'));
-    } else {
+    const last = endingChunk(chunks, ending, outcome);
+    if (last === null) {
       stream.close();
       return;
     }
+    stream.chunk(last);
     stream.chunk(chunks.final(this.spec.sessionId, usage));
     stream.done();
   }
@@ -331,7 +264,7 @@ export class LiveRun {
     const calls: ModelToolCall[] = [];
     let text = '';
     const usage = { promptTokens: 0, completionTokens: 0, reported: false };
-    const turn = this.spec.provider.streamTurn({ model: this.spec.model, messages, tools: TOOLS, signal: this.abort.signal });
+    const turn = this.spec.provider.streamTurn({ model: this.spec.model, messages, tools: AGENT_TOOL_SPECS, signal: this.abort.signal });
     for await (const event of turn) {
       this.checkGoing();
       if (event.type === 'content') {
@@ -358,10 +291,10 @@ export class LiveRun {
   }
 
   private async runTool(call: ModelToolCall): Promise<string> {
-    const args = parseArguments(call.arguments);
+    const args = parseToolArguments(call.arguments);
     if (call.name === AGENT_TOOLS.shell && typeof args?.command === 'string') return this.shell(call, args.command);
     if (call.name === AGENT_TOOLS.askUser && typeof args?.message === 'string') {
-      const fields = Array.isArray(args.fields) ? (args.fields as ElicitationField[]) : DEFAULT_FIELDS;
+      const fields = Array.isArray(args.fields) ? (args.fields as ElicitationField[]) : DEFAULT_ELICITATION_FIELDS;
       const answer = await this.ask({ kind: 'elicitation', message: args.message, fields });
       if (answer.kind === 'elicitation' && answer.answer.action === 'cancel') this.stopByCaller();
       return JSON.stringify(answer.kind === 'elicitation' ? answer.answer : { action: 'decline' });
@@ -380,7 +313,7 @@ export class LiveRun {
     if (this.standingShellPermission === 'allow') consent = 'standing';
     else if (this.spec.approvalMode === 'self-drive') consent = 'self-drive';
     else {
-      const answer = await this.ask({ kind: 'permission', operation: `shell: ${command}`, options: PERMISSION_OPTIONS });
+      const answer = await this.ask({ kind: 'permission', operation: `shell: ${command}`, options: [...PERMISSION_OPTIONS] });
       const option = answer.kind === 'permission' ? answer.option : 'reject_once';
       if (option === 'cancel') this.stopByCaller();
       if (option === 'allow_always') this.standingShellPermission = 'allow';
@@ -463,43 +396,4 @@ export class LiveRun {
 
 function now(): string {
   return new Date().toISOString();
-}
-
-function finishCommand(runId: string, outcome: Outcome, at: string): SessionCommand {
-  switch (outcome.finish) {
-    case 'stop':
-      return { type: 'FinishRun', runId, error: null, at };
-    case 'length':
-      return { type: 'FinishRunAtLimit', runId, at };
-    case 'error':
-      return { type: 'FinishRun', runId, error: { reason: outcome.reason, message: outcome.message }, at };
-    default: {
-      const unknown: never = outcome;
-      throw new Error(`unknown outcome ${JSON.stringify(unknown)}`);
-    }
-  }
-}
-
-function parseArguments(raw: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(raw);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
-function endedMessage(reason: RunCancelReason): string {
-  switch (reason) {
-    case 'intern_suspended':
-      return 'the intern was suspended; the run ended';
-    case 'intern_deleted':
-      return 'the intern is being deleted; the run ended';
-    case 'execution_deadline':
-      return 'the run reached its execution deadline';
-    case 'interaction_deadline':
-      return 'the question was not answered in time; the run ended';
-    default:
-      return 'the run ended';
-  }
 }

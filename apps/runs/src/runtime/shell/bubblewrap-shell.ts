@@ -71,7 +71,7 @@ export class BubblewrapShell implements ShellRunner {
     let answer: string;
     try {
       await this.prepareWorkspace(workspace, this.options.probeUid);
-      answer = await this.runAs(this.options.probeUid, workspace, 'id -u', new AbortController().signal);
+      answer = await this.runAs(host, this.options.probeUid, workspace, 'id -u', new AbortController().signal);
     } finally {
       await rm(workspace, { recursive: true, force: true });
     }
@@ -84,12 +84,10 @@ export class BubblewrapShell implements ShellRunner {
     if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
     const uid = await this.options.users.uidOf(request.internId);
     await this.prepareWorkspace(request.workspace, uid);
-    return this.runAs(uid, request.workspace, request.command, request.signal);
+    return this.runAs(host, uid, request.workspace, request.command, request.signal);
   }
 
-  private async runAs(uid: number, workspace: string, command: string, signal: AbortSignal): Promise<string> {
-    const host = await this.host;
-    if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
+  private async runAs(host: SandboxHost, uid: number, workspace: string, command: string, signal: AbortSignal): Promise<string> {
     const unsearchable = await firstUnsearchableAncestor(workspace);
     if (unsearchable !== null) {
       this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable})`);
@@ -159,7 +157,7 @@ export class BubblewrapShell implements ShellRunner {
     // Searchable, not listable: a sandbox reaches its own workspace by path and learns no other intern's id.
     await chmod(this.options.workspacesDir, 0o711);
     const current = await stat(workspace);
-    if (current.uid !== uid || current.gid !== uid) await run('chown', ['-R', '-P', `${uid}:${uid}`, workspace]);
+    if (current.uid !== uid || current.gid !== uid) await run('chown', ['-R', '-P', `${uid}:${uid}`, workspace], { timeout: 300_000 });
     if ((current.mode & 0o777) !== 0o700) await chmod(workspace, 0o700);
   }
 }
