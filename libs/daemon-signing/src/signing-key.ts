@@ -1,9 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DaemonSigningJwk, DaemonSigningKeysReply } from '@interns/contracts';
-import { moveLegacyFile, publishNoClobber } from '@interns/files';
+import { makePrivateDirectory, moveLegacyFile, publishNoClobber } from '@interns/files';
 
 /** Relative to KEYS_DIR: where a key is generated when none is configured (before KEYS_DIR: relative to DATA_DIR). */
 export const DAEMON_SIGNING_DIR = 'daemon-signing';
@@ -58,7 +58,7 @@ export class DaemonSigningKey {
   static async load(options: LoadSigningKeyOptions): Promise<DaemonSigningKey> {
     if (options.pem !== null && options.pem.trim() !== '') return DaemonSigningKey.fromPem(options.pem);
     const directory = join(resolve(options.keysDir), DAEMON_SIGNING_DIR);
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    await makePrivateDirectory(directory, options.keysDir);
     const path = join(directory, DAEMON_SIGNING_KEY_FILE);
     let pem = await readPemFile(path);
     if (pem === null && options.legacyDataDir !== undefined) {

@@ -1,2 +1,3 @@
 export * from './publish-no-clobber';
 export * from './move-legacy-file';
+export * from './private-directory';

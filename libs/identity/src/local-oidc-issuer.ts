@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
 import { LOCAL_OIDC_DIR, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
-import { moveLegacyFile, publishNoClobber, temporaryPath } from '@interns/files';
+import { makePrivateDirectory, moveLegacyFile, publishNoClobber, temporaryPath } from '@interns/files';
 
 export const LOCAL_OIDC_ALGORITHM = 'EdDSA';
 export const LOCAL_OIDC_PRIVATE_KEY_FILE = 'signing-key.private.jwk.json';
@@ -58,7 +58,7 @@ export class LocalOidcIssuer {
 
   static async open(location: LocalOidcKeyLocation): Promise<LocalOidcIssuer> {
     const directory = localOidcDir(location.keysDir);
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    await makePrivateDirectory(directory, location.keysDir);
     const privatePath = join(directory, LOCAL_OIDC_PRIVATE_KEY_FILE);
     let privateJwk = await readKeyFile(privatePath);
     if (privateJwk === null && location.legacyDataDir !== undefined) {

@@ -4,6 +4,7 @@ import { join, resolve, sep } from 'node:path';
 import { create as createTar } from 'tar';
 import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
 import { DomainError, isUuid } from '@interns/contracts';
+import { makePrivateDirectory } from '@interns/files';
 import type { ModelCatalog } from './model-catalog';
 import type { RuntimeBootSpec, RuntimeDriver, ShellCommand } from './runtime-driver';
 import type { ShellRunner } from './shell/shell-runner';
@@ -211,7 +212,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   private async writeState(internId: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {
     const record: RuntimeState = { ...state, updatedAt: this.now().toISOString() };
     const target = this.statePath(internId);
-    await mkdir(this.runtimesDir, { recursive: true, mode: 0o700 });
+    await makePrivateDirectory(this.runtimesDir);
     const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       const file = await open(temporary, 'w');
