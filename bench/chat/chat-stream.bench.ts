@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: one benchmark reads best as one script (identities, the two receivers, the report).
 import { request as httpRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { connect, type NatsConnection } from '@nats-io/transport-node';

@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { loadConfig, PlatformConfig, ServiceName } from '@interns/contracts';
-import { HealthHttpController } from '../../libs/health/src/health.http.controller';
+import { HealthHttpController } from '../../libs/service-runtime/src/health.http.controller';
 
 type PortKey = { [K in keyof PlatformConfig]: PlatformConfig[K] extends number ? K : never }[keyof PlatformConfig];
 
@@ -85,7 +85,7 @@ function routeOf(handler: (...args: never[]) => unknown): string {
   return `/${base}/${path}`.replace(/\/+/g, '/');
 }
 
-/** The liveness and readiness routes every app serves (libs/health). */
+/** The liveness and readiness routes every app serves (libs/service-runtime). */
 export function healthRoutes(): { live: string; ready: string } {
   return {
     live: routeOf(HealthHttpController.prototype.live),

@@ -12,6 +12,7 @@ import { join, relative, resolve } from 'node:path';
 import * as models from 'kubernetes-models';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '@interns/contracts';
+import { KUBECTL, notInstalled } from '../test/preflight';
 import { APPS, configEnvNames, healthRoutes, MIGRATIONS, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
 
 /** The parts of Kubernetes objects this test reads. */
@@ -76,7 +77,7 @@ function kubectlKustomize(dir: string): Promise<string> {
   return new Promise((done, fail) => {
     execFile('kubectl', ['kustomize', dir], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') {
-        fail(new Error('kubectl is not installed: `apt-get install -y kubectl` (.ci/run does this when it is missing)'));
+        fail(new Error(notInstalled(KUBECTL)));
       } else if (error) {
         fail(new Error(`kubectl kustomize ${dir} failed: ${error.message}\n${stderr}`));
       } else {

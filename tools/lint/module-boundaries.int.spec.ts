@@ -36,6 +36,27 @@ describe('module boundaries', () => {
     );
   });
 
+  it.each([
+    ['the testing lib', 'apps/gateway/src/probe.ts', "import { freePort } from '@interns/testing';\nexport { freePort };\n"],
+    ['the decider specs', 'libs/lifecycle-domain/src/probe.ts', "import { deciderSpec } from '@interns/testing/decider-spec';\nexport { deciderSpec };\n"],
+    ["an app's testing folder", 'apps/gateway/src/probe.ts', "import { startGatewayHarness } from './testing/gateway.harness';\nexport { startGatewayHarness };\n"],
+    ['a fixture', 'apps/gateway/src/probe.ts', "import { KEYS } from './e2e/keys.fixture';\nexport { KEYS };\n"],
+  ])('refuses %s in production code', async (_label, filePath, code) => {
+    expect(await ruleIdsFor(filePath, code)).toContain('no-restricted-imports');
+  });
+
+  it('lets specs and test helpers use the testing lib', async () => {
+    expect(
+      await ruleIdsFor(
+        'libs/lifecycle-domain/src/probe.unit.spec.ts',
+        "import { deciderSpec } from '@interns/testing/decider-spec';\nexport { deciderSpec };\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await ruleIdsFor('apps/gateway/src/testing/probe.ts', "import { Platform } from '@interns/testing';\nexport { Platform };\n"),
+    ).toEqual([]);
+  });
+
   it('allows what the architecture allows', async () => {
     expect(
       await ruleIdsFor(

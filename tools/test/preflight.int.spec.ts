@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import preflight, { missingPrerequisites, PREREQUISITES } from './preflight';
+import preflight, { KUBECTL, missingPrerequisites, notInstalled, PREREQUISITES } from './preflight';
 
 describe('test preflight', () => {
   let empty: string;
@@ -11,6 +11,7 @@ describe('test preflight', () => {
     empty = await mkdtemp(join(tmpdir(), 'interns-preflight-empty-'));
     tools = await mkdtemp(join(tmpdir(), 'interns-preflight-tools-'));
     await writeFile(join(tools, 'prlimit'), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(join(tools, 'kubectl'), '#!/bin/sh\n', { mode: 0o755 });
     // Present but not executable: does not count.
     await writeFile(join(tools, 'bwrap'), '#!/bin/sh\n', { mode: 0o644 });
   });
@@ -24,8 +25,29 @@ describe('test preflight', () => {
     expect(missingPrerequisites(empty)).toEqual([
       'bubblewrap is not installed: apt-get install -y bubblewrap',
       'util-linux is not installed: apt-get install -y util-linux',
+      notInstalled(KUBECTL),
     ]);
     expect(missingPrerequisites([empty, tools].join(delimiter))).toEqual(['bubblewrap is not installed: apt-get install -y bubblewrap']);
+  });
+
+  it('names kubectl, why the tests need it and where to get it, on one line', () => {
+    const line = notInstalled(KUBECTL);
+    expect(line).toMatch(/^kubectl is not installed: .*kubectl kustomize.*https:\/\/kubernetes\.io\/docs\/tasks\/tools\/$/);
+    expect(line).not.toContain('\n');
+    expect(missingPrerequisites(empty, [KUBECTL])).toEqual([line]);
+  });
+
+  it('stops the run with that line alone when only kubectl is missing', async () => {
+    const sandboxTools = await mkdtemp(join(tmpdir(), 'interns-preflight-sandbox-'));
+    const path = process.env.PATH;
+    try {
+      for (const command of ['bwrap', 'prlimit']) await writeFile(join(sandboxTools, command), '#!/bin/sh\n', { mode: 0o755 });
+      process.env.PATH = sandboxTools;
+      expect(() => preflight()).toThrow(new Error(notInstalled(KUBECTL)));
+    } finally {
+      process.env.PATH = path;
+      await rm(sandboxTools, { recursive: true, force: true });
+    }
   });
 
   it('finds an executable anywhere on PATH', async () => {
@@ -34,7 +56,7 @@ describe('test preflight', () => {
   });
 
   it('passes on this machine, which has what the README names', () => {
-    expect(PREREQUISITES.map(({ debianPackage }) => debianPackage)).toEqual(['bubblewrap', 'util-linux']);
+    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'kubectl']);
     expect(() => preflight()).not.toThrow();
   });
 });

@@ -71,7 +71,7 @@ describe('admin command', () => {
       dataSource,
       cacheTtlMs: 0,
       // KEYS_DIR's default, <DATA_DIR>/keys: where `oauth-token` must have put the development issuer's keys.
-      oidc: { issuer: null, jwksUrl: null, jwksFile: null, keysDir: join(dir, 'data', 'keys') },
+      oidc: { issuer: null, jwksUrl: null, jwksFile: null, keysDir: join(dir, 'data', 'keys'), localDev: true },
     });
 
   beforeAll(async () => {
@@ -117,7 +117,7 @@ describe('admin command', () => {
 
   describe('apply', () => {
     it('creates the database schema, applies the file and is idempotent', async () => {
-      const counts = { organizations: 2, workspaces: 2, members: 2, api_keys: 2 };
+      const counts = { organizations: 2, workspaces: 2, members: 2, api_keys: 2, deactivated_members: [], organizations_left_programme: [], revoked_daemon_tokens: 0 };
       expect(json(await admin('apply', join(dir, 'identity.json')))).toEqual(counts);
       expect(json(await admin('apply', join(dir, 'identity.json')))).toEqual(counts);
       dataSource = await openDatabase({
@@ -243,7 +243,7 @@ describe('admin command', () => {
 
   it('rejects unknown and missing commands', async () => {
     expect(failure(await admin('launch'))).toBe(
-      'error: unknown command "launch"; expected one of apply, intern-key, oauth-token, chatapp-installed, audit',
+      'error: unknown command "launch"; expected one of apply, intern-key, oauth-token, chatapp-installed, audit, nats-setup',
     );
     expect(failure(await admin())).toMatch(/^error: missing command/);
     expect(failure(await runAdminWithEnv(['apply', 'x.json'], { GATEWAY_PORT: 'abc' }))).toBe(

@@ -5,9 +5,10 @@ import { parseApplyArgs, runApply } from './commands/apply.command';
 import { parseAuditArgs, runAudit } from './commands/audit.command';
 import { parseChatappInstalledArgs, runChatappInstalled } from './commands/chatapp-installed.command';
 import { parseInternKeyArgs, runInternKey } from './commands/intern-key.command';
+import { parseNatsSetupArgs, runNatsSetup } from './commands/nats-setup.command';
 import { parseOauthTokenArgs, runOauthToken } from './commands/oauth-token.command';
 
-export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit'] as const;
+export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit', 'nats-setup'] as const;
 
 export const USAGE = [
   'usage: npm run admin -- <command> ...',
@@ -16,6 +17,7 @@ export const USAGE = [
   '  oauth-token --member <id> --workspace <uuid> --scope "<scopes>" [--ttl <seconds>]',
   '  chatapp-installed --workspace <uuid>',
   '  audit --intern <intern_id>',
+  '  nats-setup --dir <dir> [--prefix <prefix>] [--store-dir <path>]',
 ].join('\n');
 
 export interface AdminIo {
@@ -36,7 +38,7 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
   try {
     switch (command as (typeof ADMIN_COMMANDS)[number]) {
       case 'apply':
-        return await runApply(parseApplyArgs(args), resources.identityStore);
+        return await runApply(parseApplyArgs(args), resources.identityStore, resources.daemonTokenRevoker());
       case 'intern-key':
         return await runInternKey(parseInternKeyArgs(args), resources.internOwnerLookup(), resources.identityStore);
       case 'oauth-token': {
@@ -51,6 +53,8 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
         );
       case 'audit':
         return await runAudit(parseAuditArgs(args), resources.daemonAuditLookup());
+      case 'nats-setup':
+        return await runNatsSetup(parseNatsSetupArgs(args, config.natsPrefix));
     }
   } finally {
     await resources.close();

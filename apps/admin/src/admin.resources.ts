@@ -1,13 +1,16 @@
 import { connect, NatsConnection } from '@nats-io/transport-node';
+import { natsSecurityOptions } from '@interns/messaging';
 import type { DataSource } from 'typeorm';
 import type { PlatformConfig } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
 import { IDENTITY_SCHEMA, identityMigrations, IdentityStore, LocalOidcIssuer } from '@interns/identity';
+import type { DaemonTokenRevoker } from './commands/apply.command';
 import type { DaemonAuditLookup } from './commands/audit.command';
 import type { ChatappInstallNotifier } from './commands/chatapp-installed.command';
 import type { InternOwnerLookup } from './commands/intern-key.command';
 import { lifecycleAuditLookup } from './lifecycle-audit.lookup';
 import { lifecycleChatappNotifier } from './lifecycle-chatapp.notifier';
+import { lifecycleDaemonTokenRevoker } from './lifecycle-daemon-tokens.revoker';
 import { lifecycleOwnerLookup } from './lifecycle-owner.lookup';
 
 const NATS_CONNECT_TIMEOUT_MS = 5000;
@@ -35,7 +38,11 @@ export class AdminResources {
   };
 
   localIssuer(): Promise<LocalOidcIssuer> {
-    return LocalOidcIssuer.open({ keysDir: this.config.keysDir, legacyDataDir: this.config.dataDir });
+    return LocalOidcIssuer.open({
+      keysDir: this.config.keysDir,
+      legacyDataDir: this.config.dataDir,
+      maxTokenAgeSeconds: this.config.oidcMaxTokenAgeS,
+    });
   }
 
   internOwnerLookup(): InternOwnerLookup {
@@ -47,20 +54,31 @@ export class AdminResources {
       lifecycleChatappNotifier(await this.natsConnection(), this.config.natsPrefix)(workspaceId);
   }
 
+  daemonTokenRevoker(): DaemonTokenRevoker {
+    return async (memberIds, organizationIds) =>
+      lifecycleDaemonTokenRevoker(await this.natsConnection(), this.config.natsPrefix)(memberIds, organizationIds);
+  }
+
   daemonAuditLookup(): DaemonAuditLookup {
     return async (internId) => lifecycleAuditLookup(await this.natsConnection(), this.config.natsPrefix)(internId);
   }
 
   private natsConnection(): Promise<NatsConnection> {
     // Not connectNats(): the services wait for the broker forever, a one-shot command must fail fast.
-    this.nats ??= connect({
-      servers: this.config.natsUrl,
-      name: 'admin',
-      timeout: NATS_CONNECT_TIMEOUT_MS,
-      maxReconnectAttempts: 0,
-    }).catch((error: Error) => {
-      throw new Error(`cannot connect to NATS at ${this.config.natsUrl}: ${error.message}`, { cause: error });
-    });
+    // A missing credentials file is reported like an unreachable broker (in the promise, not thrown here).
+    this.nats ??= Promise.resolve()
+      .then(() =>
+        connect({
+          servers: this.config.natsUrl,
+          name: 'admin',
+          timeout: NATS_CONNECT_TIMEOUT_MS,
+          maxReconnectAttempts: 0,
+          ...natsSecurityOptions('admin', this.config),
+        }),
+      )
+      .catch((error: Error) => {
+        throw new Error(`cannot connect to NATS at ${this.config.natsUrl}: ${error.message}`, { cause: error });
+      });
     return this.nats;
   }
 

@@ -59,7 +59,15 @@ describe('admin main (built CLI)', () => {
   it('prints JSON, exits 0 and exits promptly', async () => {
     const result = await run('apply', join(dir, 'identity.json'));
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(result.stdout)).toEqual({ organizations: 1, workspaces: 1, members: 1, api_keys: 1 });
+    expect(JSON.parse(result.stdout)).toEqual({
+      organizations: 1,
+      workspaces: 1,
+      members: 1,
+      api_keys: 1,
+      deactivated_members: [],
+      organizations_left_programme: [],
+      revoked_daemon_tokens: 0,
+    });
     // The unref'd safety exit fires at 10 s; finishing well before it means nothing was left open.
     expect(result.ms).toBeLessThan(8000);
   });

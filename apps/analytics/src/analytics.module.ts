@@ -1,9 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { pingNatsController } from '@interns/health';
-import type { ServiceDeps } from '@interns/health';
+import { pingNatsController } from '@interns/service-runtime';
+import type { ServiceDeps } from '@interns/service-runtime';
 import { analyticsMetaNatsController } from './catalogue/analytics-meta.nats.controller';
 import { IntegrationEventsConsumers } from './integration-events/integration-events.consumers';
 
+/**
+ * The analytics service: its NATS queries and the consumers of the integration event streams. `forRoot` builds
+ * the consumers (docs/architecture.md, "Dependency injection"); Nest starts and stops them with the app.
+ */
 @Module({})
 export class AnalyticsModule {
   static forRoot(deps: ServiceDeps): DynamicModule {
@@ -13,7 +17,7 @@ export class AnalyticsModule {
         pingNatsController('analytics', deps.subjects.analytics.ping),
         analyticsMetaNatsController(deps.subjects.analytics.meta),
       ],
-      providers: [IntegrationEventsConsumers],
+      providers: [{ provide: IntegrationEventsConsumers, useValue: new IntegrationEventsConsumers(deps) }],
     };
   }
 }

@@ -3,17 +3,12 @@ import { BaseExceptionFilter } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '@interns/contracts';
 import type { PlatformConfig } from '@interns/contracts';
-import {
-  HttpError,
-  RemoteServiceError,
-  RpcTimeoutError,
-  RpcUnavailableError,
-  toHttpError,
-} from '@interns/messaging';
+import { RemoteServiceError, RpcTimeoutError, RpcUnavailableError } from '@interns/messaging';
+import { redactUrlCredentials } from '@interns/observability';
 import { isAnalyticsPath, withoutMetadata } from './analytics/analytics-errors';
 import { HttpErrorException } from './chat/http-error.exception';
 import { GATEWAY_CONFIG } from './gateway.tokens';
-import { apiErrorForStatus, sendHttpError } from './http-error.reply';
+import { apiErrorForStatus, HttpError, sendHttpError, toHttpError } from './http-errors';
 
 /** Paths that keep Nest's own answers (terminus' 503 body on readiness); everything else is the API's. */
 const OPERATIONAL_PATHS = ['/health/', '/metrics'];
@@ -56,11 +51,11 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
       return toHttpError(exception, deadlineMs);
     }
     if (exception instanceof RpcTimeoutError || exception instanceof RpcUnavailableError) {
-      this.logger.warn(`${request.method} ${request.url}: ${exception.message}`, { correlation_id: correlationId });
+      this.logger.warn(`${request.method} ${redactUrlCredentials(request.url)}: ${exception.message}`, { correlation_id: correlationId });
       return toHttpError(exception, deadlineMs);
     }
     this.logger.error(
-      `${request.method} ${request.url}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+      `${request.method} ${redactUrlCredentials(request.url)}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
       { correlation_id: correlationId },
     );
     return toHttpError(exception, deadlineMs);

@@ -2,7 +2,7 @@
  * Body rules of CONTRACT section 4, decided by the gateway rather than by Fastify's parsers: one catch-all
  * parser hands every body over as a Buffer (Fastify still enforces `bodyLimit`, so 413 comes first), and the
  * route reads it with `jsonBodyOf`, which answers 415 for a non-empty body that is not `application/json`
- * and 400 for anything that is not JSON. The onRequest hook keeps the Content-Type in the request state
+ * and 400 for anything that is not JSON. The admission hook keeps the Content-Type in the request state
  * and takes the header off the request, so Fastify never refuses a media type on its own. Delete reads an
  * optional body with `optionalJsonBodyOf`; provision and suspend, which take none, use `assertNoCommandBody`.
  */

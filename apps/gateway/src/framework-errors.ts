@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { CORRELATION_ID_HEADER } from './gateway-request';
-import { apiErrorForStatus, sendHttpError } from './http-error.reply';
+import { apiErrorForStatus, sendHttpError } from './http-errors';
 
 /**
  * Fastify's `frameworkErrors`: the router refuses a malformed target (400) before any hook or Nest's

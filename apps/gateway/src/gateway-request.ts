@@ -2,8 +2,8 @@ import type { Principal } from '@interns/contracts';
 import type { RequestContext } from '@interns/observability';
 
 /**
- * What the gateway learns about a request before its handler runs; set by the onRequest hook. It is also
- * the request's context (see InternRouteChecks.enterRequestContext): log lines written while it is handled
+ * What the gateway learns about a request before its handler runs; set by the admission hook. It is also
+ * the request's context (see RequestAdmission.enterRequestContext): log lines written while it is handled
  * carry its correlation id, RPCs carry the id and its trace (`traceContext`, set while tracing is on).
  */
 export interface GatewayRequestState extends RequestContext {

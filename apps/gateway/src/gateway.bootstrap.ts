@@ -6,10 +6,12 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { DataSource } from 'typeorm';
 import { MAX_BODY_BYTES, PlatformConfig, subjectsFor } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
-import { installHttpDrain, natsReadiness } from '@interns/health';
+import { installHttpDrain, natsReadiness } from '@interns/service-runtime';
 import { CredentialResolver, IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
 import { connectNats, RpcClient, SessionChannel } from '@interns/messaging';
 import { JsonLogger, startTracing, stopTracing } from '@interns/observability';
+import { applyApiPrefix } from './api-prefix';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ChatTurnLimiter } from './chat/chat-turn-limiter';
 import { answerFrameworkError } from './framework-errors';
 import { GatewayModule } from './gateway.module';
@@ -38,6 +40,16 @@ export interface StartGatewayOptions {
   logLevels?: LogLevel[];
 }
 
+/**
+ * The local issuer's key sits on the gateway's own disk and anyone with `admin` can mint tokens with it:
+ * a production gateway asked to trust it refuses to start rather than quietly ignore the setting.
+ */
+export function refuseDevelopmentIdentityInProduction(config: PlatformConfig): void {
+  if (config.nodeEnv === 'production' && config.oidcLocalDev) {
+    throw new Error('OIDC_LOCAL_DEV=true is refused with NODE_ENV=production: configure OIDC_ISSUER (or OIDC_JWKS_URL/OIDC_JWKS_FILE)');
+  }
+}
+
 async function closeConnections(nats: NatsConnection | null, dataSource: DataSource | null): Promise<void> {
   if (nats !== null && !nats.isClosed()) await nats.drain().catch(() => nats.close());
   if (dataSource?.isInitialized) await dataSource.destroy();
@@ -50,6 +62,7 @@ async function closeConnections(nats: NatsConnection | null, dataSource: DataSou
  * (body limit, no proxy trust, no middleware layer, long route parameters) and serves no NATS handlers.
  */
 export async function startGateway(config: PlatformConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  refuseDevelopmentIdentityInProduction(config);
   let dataSource: DataSource | null = null;
   let nats: NatsConnection | null = null;
   let deps: GatewayDependencies;
@@ -63,8 +76,9 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       applicationName: 'gateway',
       migrate: config.runMigrations,
       migrationsWaitMs: config.migrationsWaitMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
     });
-    nats = await connectNats({ url: config.natsUrl, name: 'gateway' });
+    nats = await connectNats({ url: config.natsUrl, name: 'gateway', security: config });
     natsReadiness(nats);
     const resolver = new CredentialResolver({
       dataSource,
@@ -75,6 +89,9 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
         jwksFile: config.oidcJwksFile,
         keysDir: config.keysDir,
         legacyDataDir: config.dataDir,
+        localDev: config.oidcLocalDev && config.nodeEnv !== 'production',
+        algorithms: config.oidcAlgorithms,
+        maxTokenAgeSeconds: config.oidcMaxTokenAgeS,
       },
     });
     deps = {
@@ -84,6 +101,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       rpc: new RpcClient(nats),
       resolver,
       limiter: new ChatTurnLimiter({ dataSource, turnsPerMinute: config.chatTurnsPerMinute }),
+      authFailures: new AuthFailureLimiter({ dataSource, failuresPerMinute: config.authFailuresPerMinute }),
       channel: new SessionChannel(nats, subjectsFor(config.natsPrefix).runs),
     };
   } catch (error) {
@@ -109,6 +127,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       abortOnError: false,
       logger,
     });
+    applyApiPrefix(app);
     installHttpDrain(app.getHttpAdapter().getInstance());
     await app.listen(config.gatewayPort, '0.0.0.0');
   } catch (error) {

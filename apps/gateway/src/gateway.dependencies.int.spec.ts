@@ -6,11 +6,10 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { loadConfig, subjectsFor } from '@interns/contracts';
 import { IdentityStore } from '@interns/identity';
 import { connectNats } from '@interns/messaging';
-import { createTestDatabase, NatsServerProcess, startNatsServer, TestDatabase, testNatsPrefix } from '@interns/testing';
+import { call, createTestDatabase, NatsServerProcess, startNatsServer, TestDatabase, testNatsPrefix } from '@interns/testing';
 import { RunningGateway, startGateway } from './gateway.bootstrap';
-import { call } from './testing/http-call';
-import { bearer, identityFile, KEYS } from './testing/identity-fixture';
-import { LifecycleStandIn } from './testing/lifecycle-stand-in';
+import { bearer, identityFile, KEYS } from './testing/harness-identities.fixture';
+import { LifecycleStandIn } from './testing/lifecycle.stand-in';
 
 const internalError = {
   error: { code: 500, message: expect.any(String), metadata: { reason: 'internal_error', retryable: true } },

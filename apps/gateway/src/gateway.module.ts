@@ -1,25 +1,36 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { HealthModule } from '@interns/health';
+import { CredentialResolver } from '@interns/identity';
+import { RpcClient } from '@interns/messaging';
+import { HealthModule } from '@interns/service-runtime';
 import { AnalyticsHttpController } from './analytics/analytics.http.controller';
+import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { ChatTurnCounter } from './chat/chat-turn-counter';
 import { ChatHttpController } from './chat/chat.http.controller';
 import { CHAT_DEPENDENCIES } from './chat/chat.tokens';
+import type { ChatDependencies } from './chat/chat.tokens';
 import { DaemonAliasHeaders } from './daemon/daemon-alias.headers';
 import { DaemonHttpController } from './daemon/daemon.http.controller';
 import { SigningKeysHttpController } from './daemon/signing-keys.http.controller';
 import { GatewayHttpSetup } from './gateway-http.setup';
-import { CREDENTIAL_RESOLVER, GATEWAY_CONFIG, GatewayDependencies, RPC_CLIENT } from './gateway.tokens';
-import { InternRouteChecks } from './intern-route-checks.hook';
+import { GATEWAY_CONFIG, GatewayDependencies } from './gateway.tokens';
 import { InternsHttpController } from './interns.http.controller';
 import { OpenApiHttpController } from './openapi/openapi.http.controller';
+import { RequestAdmission } from './request-admission.hook';
 import { ServiceClient } from './service.client';
 
-/** The gateway's HTTP surface: `/api/v1/interns` plus health and metrics (outside `/api/v1`). */
+/**
+ * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
+ * and metrics at the root. `forRoot` is its composition root (docs/architecture.md, "Dependency injection"):
+ * the services are built here; Nest builds the controllers, the exception filter and the two classes that
+ * install Fastify hooks through its HTTP adapter.
+ */
 @Module({})
 export class GatewayModule {
   static forRoot(deps: GatewayDependencies): DynamicModule {
+    const { config, rpc, resolver } = deps;
+    const chat: ChatDependencies = { nats: deps.nats, channel: deps.channel };
     return {
       module: GatewayModule,
       imports: [HealthModule.forRoot({ service: 'gateway', dataSource: deps.dataSource, nats: () => deps.nats })],
@@ -32,14 +43,15 @@ export class GatewayModule {
         OpenApiHttpController,
       ],
       providers: [
-        { provide: GATEWAY_CONFIG, useValue: deps.config },
-        { provide: RPC_CLIENT, useValue: deps.rpc },
-        { provide: CREDENTIAL_RESOLVER, useValue: deps.resolver },
-        { provide: CHAT_DEPENDENCIES, useValue: { nats: deps.nats, limiter: deps.limiter, channel: deps.channel } },
+        { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: RpcClient, useValue: rpc },
+        { provide: CredentialResolver, useValue: resolver },
+        { provide: CHAT_DEPENDENCIES, useValue: chat },
+        { provide: ServiceClient, useValue: new ServiceClient(rpc, config) },
+        { provide: ChatTurnCounter, useValue: new ChatTurnCounter(deps.limiter, config.chatTurnsPerMinute) },
+        { provide: AuthFailureLimiter, useValue: deps.authFailures },
+        { provide: RequestAdmission, useValue: new RequestAdmission(config, resolver, deps.authFailures) },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
-        InternRouteChecks,
-        ServiceClient,
-        ChatTurnCounter,
         DaemonAliasHeaders,
         GatewayHttpSetup,
       ],

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { PlatformConfig } from '@interns/contracts';
 import type { CredentialResolver } from '@interns/identity';
 import type { RpcClient, SessionChannel } from '@interns/messaging';
+import type { AuthFailureLimiter } from './auth-failure-limiter';
 import type { ChatTurnLimiter } from './chat/chat-turn-limiter';
 
 /** What the gateway's Nest module is built from: opened once per process by the bootstrap, never per request. */
@@ -16,10 +17,11 @@ export interface GatewayDependencies {
   resolver: CredentialResolver;
   /** The chat turn limiter, its state in the identity schema (shared by every gateway replica). */
   limiter: ChatTurnLimiter;
+  /** 401s per client address, counted in the identity schema (shared by every gateway replica). */
+  authFailures: AuthFailureLimiter;
   /** Tells a run's owner that its client left. */
   channel: SessionChannel;
 }
 
+/** The process's PlatformConfig: an interface, so it needs a token of its own (class instances go by their class). */
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
-export const RPC_CLIENT = Symbol('RPC_CLIENT');
-export const CREDENTIAL_RESOLVER = Symbol('CREDENTIAL_RESOLVER');

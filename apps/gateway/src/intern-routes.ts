@@ -5,8 +5,8 @@
  * decoded text, so routes not implemented yet still answer in check order.
  */
 import { DomainError, isUuid } from '@interns/contracts';
+import { API_PREFIX } from './api-prefix';
 
-export const API_PREFIX = '/api/v1';
 export const INTERNS_PATH = `${API_PREFIX}/interns`;
 /** The parameter name every `/interns/{intern_id}` route uses (controllers must declare it so). */
 export const INTERN_ID_PARAM = 'intern_id';

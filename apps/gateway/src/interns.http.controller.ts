@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   CreateInternReply,
@@ -39,12 +39,12 @@ interface SuspendedAnswer {
 }
 
 /**
- * HTTP adapter of the lifecycle routes (CONTRACT section 4). Checks 1-5 ran in the onRequest hook;
+ * HTTP adapter of the lifecycle routes (CONTRACT section 4). Checks 1-5 ran in the admission hook;
  * here: body rules, then the intern id (a non-uuid is 404, after the body rules), then lifecycle decides.
  */
-@Controller('api/v1/interns')
+@Controller('interns')
 export class InternsHttpController {
-  constructor(private readonly services: ServiceClient) {}
+  constructor(@Inject(ServiceClient) private readonly services: ServiceClient) {}
 
   @Get()
   list(@Req() request: FastifyRequest): Promise<InternList> {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '@interns/contracts';
-import { MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/health';
+import { MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/service-runtime';
 import { IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
 import { JsonLogger } from '@interns/observability';
 import { startGateway } from './gateway.bootstrap';

@@ -1,31 +1,28 @@
 import { performance } from 'node:perf_hooks';
-import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { DomainError, subjectsFor } from '@interns/contracts';
 import type { PlatformConfig, RequestContext, Subjects } from '@interns/contracts';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
-import { GATEWAY_CONFIG, RPC_CLIENT } from './gateway.tokens';
 
 /**
  * Forwards a checked request to a service (lifecycle, runs) over the process's one RPC client. The reply must
  * come within what is left of the route deadline, measured from the request's arrival.
  */
-@Injectable()
 export class ServiceClient {
   readonly subjects: Subjects;
 
   constructor(
-    @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
-    @Inject(GATEWAY_CONFIG) config: PlatformConfig,
+    private readonly rpc: RpcClient,
+    config: PlatformConfig,
   ) {
     this.subjects = subjectsFor(config.natsPrefix);
   }
 
-  /** Who is calling, for the payload's `context`; the onRequest hook has set both. */
+  /** Who is calling, for the payload's `context`; the admission hook has set both. */
   contextOf(request: FastifyRequest): RequestContext {
     const state = request.gateway;
     if (state === null || state.principal === null) {
-      // Only reachable if a route under /interns were served without the hook: refuse rather than guess.
+      // Only reachable if a route under /interns were served without the admission hook: refuse rather than guess.
       throw new DomainError('internal_error', 'request was not authenticated');
     }
     return { correlationId: state.correlationId, principal: state.principal };

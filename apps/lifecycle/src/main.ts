@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { bootstrapService, MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/health';
+import { bootstrapService, MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/service-runtime';
 import { JsonLogger } from '@interns/observability';
-import { InternsModule } from './interns/interns.module';
+import { LifecycleModule } from './lifecycle.module';
 import { LIFECYCLE_SCHEMA, lifecycleMigrations } from './migrations';
 
 const migrationTarget: MigrationTarget = { service: 'lifecycle', schema: LIFECYCLE_SCHEMA, migrations: lifecycleMigrations };
@@ -15,7 +15,7 @@ try {
   await bootstrapService({
     ...migrationTarget,
     port: (config) => config.lifecyclePort,
-    rootModule: (deps) => InternsModule.forRoot(deps),
+    rootModule: (deps) => LifecycleModule.forRoot(deps),
   });
 } catch (error) {
   new Logger('lifecycle').fatal('failed to start', error);

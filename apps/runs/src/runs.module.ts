@@ -1,13 +1,14 @@
-import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { pingNatsController } from '@interns/health';
-import type { ServiceDeps } from '@interns/health';
+import { DynamicModule, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { pingNatsController } from '@interns/service-runtime';
+import type { ServiceDeps } from '@interns/service-runtime';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
-import { chatNatsController, TURNS_SERVICE } from './chat/chat.nats.controller';
+import { chatNatsController } from './chat/chat.nats.controller';
 import { InternLookup } from './chat/intern-lookup';
+import { sessionEventsTranslator } from './integration-events/session-integration-events';
 import { TurnsService } from './chat/turns.service';
-import { RUN_HOST, RunHost } from './runs/run-host';
+import { RunHost } from './runs/run-host';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
 import { ModelCatalog } from './runtime/model-catalog';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -18,23 +19,19 @@ import { sessionReadModelProjection } from './sessions/session-read-model.projec
 import { SessionStreams } from './sessions/session-streams';
 
 /** Ends this replica's runs before the connections close, so attached clients hear why. */
-@Injectable()
 class RunsShutdown implements OnApplicationShutdown {
-  constructor(@Inject(RUN_HOST) private readonly host: RunHost) {}
+  constructor(private readonly host: RunHost) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.shutdown();
   }
 }
 
-const SHELL_RUNNER = Symbol('SHELL_RUNNER');
-
 /** Builds one sandbox at start, so a host that cannot sandbox is named in the log before any intern's shell meets it. */
-@Injectable()
 class SandboxSelfTest implements OnApplicationBootstrap {
   private readonly logger = new Logger('Sandbox');
 
-  constructor(@Inject(SHELL_RUNNER) private readonly shell: ShellRunner) {}
+  constructor(private readonly shell: ShellRunner) {}
 
   async onApplicationBootstrap(): Promise<void> {
     if (!(this.shell instanceof BubblewrapShell)) return;
@@ -44,6 +41,7 @@ class SandboxSelfTest implements OnApplicationBootstrap {
   }
 }
 
+/** Runs' root module. `forRoot` builds the services; Nest builds only the controllers (docs/architecture.md, "Dependency injection"). */
 @Module({})
 export class RunsModule {
   static forRoot(deps: ServiceDeps): DynamicModule {
@@ -51,7 +49,12 @@ export class RunsModule {
     const catalog = new ModelCatalog({ defaultModel: config.defaultModel, openAiCompatibleBaseUrl: config.modelApiBaseUrl });
     const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir));
     const driver = new LocalRuntimeDriver({ dataDir: config.dataDir, archiveDir: config.archiveDir, catalog, shell });
-    const streams = new SessionStreams(new PostgresEventStore(dataSource, { schema: 'runs', projections: [sessionReadModelProjection] }));
+    const store = new PostgresEventStore(dataSource, {
+      schema: 'runs',
+      projections: [sessionReadModelProjection],
+      maxEventBytes: config.maxEventBytes,
+    });
+    const streams = new SessionStreams(store);
     const host = new RunHost(
       { nc, subjects, streams, runtime: driver, settings: config },
       new SessionChannel(nc, subjects.runs),
@@ -65,28 +68,25 @@ export class RunsModule {
       requestTimeoutMs: config.modelRequestTimeoutMs,
     });
     const turns = new TurnsService(host, streams, new InternLookup(nc, subjects.lifecycle), models);
+    const relay = new IntegrationEventsRelay({
+      service: 'runs',
+      schema: 'runs',
+      dataSource,
+      nats: nc,
+      subjects,
+      translator: sessionEventsTranslator('runs'),
+      streamLimits: { maxAgeMs: config.jetstreamMaxAgeMs, maxBytes: config.jetstreamMaxBytes, replicas: config.jetstreamReplicas },
+      logger: new Logger('IntegrationEventsRelay'),
+    });
     return {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
       controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs)],
       providers: [
-        { provide: TURNS_SERVICE, useValue: turns },
-        { provide: RUN_HOST, useValue: host },
-        { provide: SHELL_RUNNER, useValue: shell },
-        SandboxSelfTest,
-        RunsShutdown,
-        {
-          provide: IntegrationEventsRelay,
-          useFactory: () =>
-            new IntegrationEventsRelay({
-              service: 'runs',
-              schema: 'runs',
-              dataSource,
-              nats: nc,
-              subjects,
-              logger: new Logger('IntegrationEventsRelay'),
-            }),
-        },
+        { provide: TurnsService, useValue: turns },
+        { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
+        { provide: RunsShutdown, useValue: new RunsShutdown(host) },
+        { provide: IntegrationEventsRelay, useValue: relay },
       ],
     };
   }

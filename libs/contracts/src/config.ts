@@ -3,6 +3,10 @@ export interface PlatformConfig {
   databaseUrl: string;
   natsUrl: string;
   natsPrefix: string;
+  /** NATS_CREDS_DIR: each process authenticates with `<dir>/<process>.creds` (from `admin nats-setup`); null: anonymous. */
+  natsCredsDir: string | null;
+  /** NATS_TLS_CA: a CA certificate file; set, connections use TLS and trust this CA. */
+  natsTlsCa: string | null;
   gatewayPort: number;
   lifecyclePort: number;
   runsPort: number;
@@ -22,11 +26,23 @@ export interface PlatformConfig {
   lifecycleRouteDeadlineMs: number;
   /** Route deadline of invoke and of chat before its stream starts. */
   runRouteDeadlineMs: number;
+  /** PostgreSQL `statement_timeout` of every service pool; below `lifecycleRouteDeadlineMs`. */
+  databaseStatementTimeoutMs: number;
   /** How long the gateway trusts a cached credential lookup; bounds how late a revocation bites. */
   authCacheTtlMs: number;
   oidcIssuer: string | null;
   oidcJwksUrl: string | null;
   oidcJwksFile: string | null;
+  /** OIDC_LOCAL_DEV=true: trust the local development issuer (`admin oauth-token`) when no external one is set; refused in production. */
+  oidcLocalDev: boolean;
+  /** OIDC_ALGORITHMS: the JWS algorithms an external issuer's tokens may use (comma separated). */
+  oidcAlgorithms: string[];
+  /** OIDC_MAX_TOKEN_AGE_S: the longest lifetime (exp - iat) and age (now - iat) of an access token. */
+  oidcMaxTokenAgeS: number;
+  /** AUTH_FAILURES_PER_MINUTE: 401s one client address may collect in a minute before it is answered 429. */
+  authFailuresPerMinute: number;
+  /** TRUST_FORWARDED_FOR=true: the client address is the last X-Forwarded-For hop (only behind a proxy that sets it). */
+  trustForwardedFor: boolean;
   /** Whether a service applies its own migrations at start (true for `npm start`, false under Kubernetes). */
   runMigrations: boolean;
   /** With RUN_MIGRATIONS=false: how long a service waits at start for its schema's migrations (the migrate step), then exits 1. */
@@ -37,6 +53,8 @@ export interface PlatformConfig {
   provisionStepDelayMs: number;
   /** How long provisioning step 4 waits for a healthy runtime before the intern fails. */
   runtimeHealthTimeoutMs: number;
+  /** Refusals of a runtime stop (suspended or failed intern) after which the failure is recorded and retries end. */
+  runtimeStopAttempts: number;
   /** How long a `service.provide_input` question stays open; then the run is cancelled. */
   interactionDeadlineMs: number;
   /** Silence on a chat stream after which the gateway writes a `: keepalive` comment. */
@@ -70,6 +88,13 @@ export interface PlatformConfig {
   sandboxUidBase: number;
   /** Tool calls one run may make; the next one ends the run with finish `length`. */
   maxToolCallsPerRun: number;
+  /** Bytes of one stored event's JSON (data and metadata); larger text is cut with a marker before it is stored. */
+  maxEventBytes: number;
+  /** Limits of the JetStream streams the outbox relays create: oldest messages go first past either. */
+  jetstreamMaxAgeMs: number;
+  jetstreamMaxBytes: number;
+  /** Replicas of each relay stream; 3 needs a NATS cluster of at least 3 nodes. */
+  jetstreamReplicas: number;
   /** NODE_ENV; `production` refuses development-only settings (RUNTIME_SANDBOX=off). */
   nodeEnv: string;
   /** How long the runs service waits for an OpenAI-compatible provider to start answering. */
@@ -78,6 +103,8 @@ export interface PlatformConfig {
   daemonTokenTtlMs: number;
   /** The daemon request-signing key (Ed25519, PKCS#8 PEM); null: generated once under `<KEYS_DIR>/daemon-signing/`. */
   daemonSigningKey: string | null;
+  /** During a rotation: the key DAEMON_SIGNING_KEY replaced, still published in the JWKS, never used to sign. */
+  daemonSigningKeyPrevious: string | null;
   /** LOG_LEVEL: the least severe level written (JSON lines on stdout). */
   logLevel: LogLevelName;
   /** OTEL_TRACES_EXPORTER: where trace spans go; `none` keeps tracing off (a no-op tracer). */
@@ -104,6 +131,9 @@ export type RuntimeNetworkName = (typeof RUNTIME_NETWORK_NAMES)[number];
 /** OTEL_TRACES_EXPORTER values: `otlp` is OTLP over HTTP (JSON), `console` prints finished spans. */
 export const TRACES_EXPORTER_NAMES = ['none', 'otlp', 'console'] as const;
 export type TracesExporterName = (typeof TRACES_EXPORTER_NAMES)[number];
+
+/** CONTRACT section 16: no event is larger (256 KiB, a quarter of NATS's default max payload). */
+export const DEFAULT_MAX_EVENT_BYTES = 262144;
 
 type Env = Record<string, string | undefined>;
 
@@ -133,17 +163,40 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return value as T;
 }
 
+function listFrom(env: Env, name: string, fallback: readonly string[]): string[] {
+  const items = (env[name] ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return items.length === 0 ? [...fallback] : items;
+}
+
 function optionalFrom(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
 }
 
+/**
+ * DATABASE_STATEMENT_TIMEOUT_MS: a statement must give up before the route that waits on it, so a hung
+ * PostgreSQL answers 408/500 and frees the connection. Unset: 5000, or half the lifecycle route deadline
+ * when that is shorter.
+ */
+function statementTimeoutFrom(env: Env, lifecycleRouteDeadlineMs: number): number {
+  const value = positiveIntFrom(env, 'DATABASE_STATEMENT_TIMEOUT_MS', Math.max(1, Math.min(5000, Math.floor(lifecycleRouteDeadlineMs / 2))));
+  if (value >= lifecycleRouteDeadlineMs) {
+    throw new Error(
+      `DATABASE_STATEMENT_TIMEOUT_MS (${value}) must be below LIFECYCLE_ROUTE_DEADLINE_MS (${lifecycleRouteDeadlineMs})`,
+    );
+  }
+  return value;
+}
+
 export function loadConfig(env: Env): PlatformConfig {
   const dataDir = stringFrom(env, 'DATA_DIR', './.data');
+  const lifecycleRouteDeadlineMs = intFrom(env, 'LIFECYCLE_ROUTE_DEADLINE_MS', 10000);
   return {
     databaseUrl: stringFrom(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/interns'),
     natsUrl: stringFrom(env, 'NATS_URL', 'nats://127.0.0.1:4222'),
     natsPrefix: stringFrom(env, 'NATS_PREFIX', 'interns'),
+    natsCredsDir: optionalFrom(env, 'NATS_CREDS_DIR'),
+    natsTlsCa: optionalFrom(env, 'NATS_TLS_CA'),
     gatewayPort: intFrom(env, 'GATEWAY_PORT', 8080),
     lifecyclePort: intFrom(env, 'LIFECYCLE_PORT', 8081),
     runsPort: intFrom(env, 'RUNS_PORT', 8082),
@@ -156,17 +209,24 @@ export function loadConfig(env: Env): PlatformConfig {
     defaultModel: stringFrom(env, 'DEFAULT_MODEL', 'local/scripted'),
     modelApiBaseUrl: optionalFrom(env, 'MODEL_API_BASE_URL'),
     modelApiKey: optionalFrom(env, 'MODEL_API_KEY'),
-    lifecycleRouteDeadlineMs: intFrom(env, 'LIFECYCLE_ROUTE_DEADLINE_MS', 10000),
+    lifecycleRouteDeadlineMs,
     runRouteDeadlineMs: intFrom(env, 'RUN_ROUTE_DEADLINE_MS', 60000),
+    databaseStatementTimeoutMs: statementTimeoutFrom(env, lifecycleRouteDeadlineMs),
     authCacheTtlMs: intFrom(env, 'AUTH_CACHE_TTL_MS', 2000),
     oidcIssuer: optionalFrom(env, 'OIDC_ISSUER'),
     oidcJwksUrl: optionalFrom(env, 'OIDC_JWKS_URL'),
     oidcJwksFile: optionalFrom(env, 'OIDC_JWKS_FILE'),
+    oidcLocalDev: stringFrom(env, 'OIDC_LOCAL_DEV', 'false') === 'true',
+    oidcAlgorithms: listFrom(env, 'OIDC_ALGORITHMS', DEFAULT_OIDC_ALGORITHMS),
+    oidcMaxTokenAgeS: positiveIntFrom(env, 'OIDC_MAX_TOKEN_AGE_S', DEFAULT_OIDC_MAX_TOKEN_AGE_S),
+    authFailuresPerMinute: positiveIntFrom(env, 'AUTH_FAILURES_PER_MINUTE', 120),
+    trustForwardedFor: stringFrom(env, 'TRUST_FORWARDED_FOR', 'false') === 'true',
     runMigrations: stringFrom(env, 'RUN_MIGRATIONS', 'true') !== 'false',
     migrationsWaitMs: intFrom(env, 'MIGRATIONS_WAIT_MS', 300000),
     provisionConcurrency: positiveIntFrom(env, 'PROVISION_CONCURRENCY', 4),
     provisionStepDelayMs: intFrom(env, 'PROVISION_STEP_DELAY_MS', 0),
     runtimeHealthTimeoutMs: intFrom(env, 'RUNTIME_HEALTH_TIMEOUT_MS', 30000),
+    runtimeStopAttempts: positiveIntFrom(env, 'RUNTIME_STOP_ATTEMPTS', 5),
     interactionDeadlineMs: positiveIntFrom(env, 'INTERACTION_DEADLINE_MS', 300000),
     keepaliveIntervalMs: positiveIntFrom(env, 'KEEPALIVE_INTERVAL_MS', 30000),
     executionDeadlineMs: positiveIntFrom(env, 'EXECUTION_DEADLINE_MS', 3600000),
@@ -184,10 +244,15 @@ export function loadConfig(env: Env): PlatformConfig {
     workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
     maxToolCallsPerRun: positiveIntFrom(env, 'MAX_TOOL_CALLS_PER_RUN', 50),
+    maxEventBytes: positiveIntFrom(env, 'MAX_EVENT_BYTES', DEFAULT_MAX_EVENT_BYTES),
+    jetstreamMaxAgeMs: positiveIntFrom(env, 'JETSTREAM_MAX_AGE_MS', 604800000),
+    jetstreamMaxBytes: positiveIntFrom(env, 'JETSTREAM_MAX_BYTES', 1073741824),
+    jetstreamReplicas: positiveIntFrom(env, 'JETSTREAM_REPLICAS', 1),
     nodeEnv: stringFrom(env, 'NODE_ENV', 'development'),
     modelRequestTimeoutMs: positiveIntFrom(env, 'MODEL_REQUEST_TIMEOUT_MS', 120000),
     daemonTokenTtlMs: positiveIntFrom(env, 'DAEMON_TOKEN_TTL_MS', 3600000),
     daemonSigningKey: optionalFrom(env, 'DAEMON_SIGNING_KEY'),
+    daemonSigningKeyPrevious: optionalFrom(env, 'DAEMON_SIGNING_KEY_PREVIOUS'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVEL_NAMES, 'info', LOG_LEVEL_ALIASES),
     tracesExporter: oneOf(env, 'OTEL_TRACES_EXPORTER', TRACES_EXPORTER_NAMES, 'none'),
     otelServiceName: optionalFrom(env, 'OTEL_SERVICE_NAME'),
@@ -195,7 +260,11 @@ export function loadConfig(env: Env): PlatformConfig {
   };
 }
 
-/** The local development OIDC issuer (admin `oauth-token`), trusted when no external issuer is set. */
+/** Asymmetric algorithms only: an HS* token would need a shared secret the platform never holds. */
+export const DEFAULT_OIDC_ALGORITHMS: readonly string[] = ['RS256', 'ES256', 'EdDSA'];
+export const DEFAULT_OIDC_MAX_TOKEN_AGE_S = 3600;
+
+/** The local development OIDC issuer (admin `oauth-token`), trusted only with OIDC_LOCAL_DEV=true and never in production. */
 export const LOCAL_OIDC_ISSUER = 'interns-local-dev';
 export const OAUTH_AUDIENCE = 'interns-api';
 /** Relative to KEYS_DIR. */

@@ -15,8 +15,11 @@ export const INVOKE_HEADERS = {
   nonce: 'x-intern-invoke-nonce',
 } as const;
 
-/** Methods a signed route may name (upper case, as on the wire). */
-export const SIGNABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/**
+ * Methods a signed route may name (CONTRACT section 16): an invoke is a POST, and a signature for any other
+ * method would be one a daemon's read-only routes could be made to accept.
+ */
+export const SIGNABLE_METHODS = ['POST'] as const;
 export type SignableMethod = (typeof SIGNABLE_METHODS)[number];
 
 /**
@@ -82,6 +85,21 @@ export type DaemonTokenCheckReply =
   | { valid: true; internId: string; memberId: string; expiresAt: string }
   | { valid: false; internId: null; memberId: null; expiresAt: null };
 
+/**
+ * Admin, after an identity apply: members no longer active and organizations no longer in the programme lose
+ * their daemon tokens (by the token's member, and by the organization of the token's intern).
+ */
+export interface RevokeDaemonTokensRequest {
+  memberIds: string[];
+  organizationIds: string[];
+  correlationId: string;
+}
+
+export interface RevokeDaemonTokensReply {
+  /** Tokens deleted by this request; 0 when a previous run already removed them. */
+  revoked: number;
+}
+
 /** Operators (admin `audit`): the recorded reveals and signings of one intern. */
 export interface DaemonAuditRequest {
   internId: string;
@@ -105,7 +123,7 @@ export const signBodySchema = z.strictObject({
   bodySha256: z.string().regex(BODY_SHA256_PATTERN, 'must be 64 lowercase hex characters'),
   route: z
     .strictObject({
-      method: z.enum(SIGNABLE_METHODS, `must be one of ${SIGNABLE_METHODS.join(', ')}`),
+      method: z.enum(SIGNABLE_METHODS, 'must be "POST"'),
       path: z
         .string()
         .max(ROUTE_PATH_MAX_CHARS, `must be at most ${ROUTE_PATH_MAX_CHARS} characters`)

@@ -1,4 +1,6 @@
 export * from './subjects';
+export * from './nats-permissions';
+export * from './integration-events';
 export * from './errors';
 export * from './principal';
 export * from './intern';
@@ -7,7 +9,6 @@ export * from './rpc';
 export * from './config';
 export * from './chat';
 export * from './chat-validation';
-export * from './decider-spec';
 export * from './daemon';
 export * from './analytics';
 export * from './openapi/index';

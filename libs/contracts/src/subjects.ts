@@ -1,3 +1,5 @@
+import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integration-events';
+
 /**
  * Every NATS subject and JetStream name, namespaced by NATS_PREFIX so two systems can share one broker.
  * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
@@ -14,6 +16,8 @@ export const LIFECYCLE_COMMANDS = {
   deleteIntern: 'delete-intern',
   /** Admin: a workspace's chat-app install was recorded; releases interns waiting for it. */
   recordChatappInstall: 'record-chatapp-install',
+  /** Admin: an identity apply left members inactive or organizations outside the programme; their daemon tokens go. */
+  revokeDaemonTokens: 'revoke-daemon-tokens',
   /** Reveal a daemon token (recorded in the audit). */
   daemonAccess: 'daemon-access',
   /** Sign an invoke request for a daemon (recorded in the audit). */
@@ -68,6 +72,7 @@ export function subjectsFor(prefix: string) {
       suspendIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.suspendIntern),
       deleteIntern: cmd('lifecycle', LIFECYCLE_COMMANDS.deleteIntern),
       recordChatappInstall: cmd('lifecycle', LIFECYCLE_COMMANDS.recordChatappInstall),
+      revokeDaemonTokens: cmd('lifecycle', LIFECYCLE_COMMANDS.revokeDaemonTokens),
       daemonAccess: cmd('lifecycle', LIFECYCLE_COMMANDS.daemonAccess),
       daemonSign: cmd('lifecycle', LIFECYCLE_COMMANDS.daemonSign),
       daemonSigningKeys: qry('lifecycle', LIFECYCLE_QUERIES.daemonSigningKeys),
@@ -94,8 +99,8 @@ export function subjectsFor(prefix: string) {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),
       meta: qry('analytics', ANALYTICS_QUERIES.meta),
     },
-    /** Integration event subject: `<prefix>.evt.<service>.<event-type>`. */
-    event: (service: ServiceName, eventType: string) => `${p}.evt.${service}.${eventType}`,
+    /** Integration event subject: `<prefix>.evt.<publishing service>.<type>`, e.g. `interns.evt.runs.run.completed`. */
+    integrationEvent: (type: IntegrationEventType) => `${p}.evt.${INTEGRATION_EVENT_TYPES[type].source}.${type}`,
     /** Wildcard covering every integration event of one service. */
     eventsOf: (service: ServiceName) => `${p}.evt.${service}.>`,
     /** JetStream stream holding one service's integration events (stream names allow no dots). */
@@ -104,11 +109,6 @@ export function subjectsFor(prefix: string) {
 }
 
 export type Subjects = ReturnType<typeof subjectsFor>;
-
-/** `RunStarted` -> `run-started`: the `<event-type>` token of an integration event subject. */
-export function eventTypeToken(type: string): string {
-  return type.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
-}
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 

@@ -26,13 +26,27 @@ export interface VerifyInvokeRequestOptions {
   /** How far the signed timestamp may lie from now, either way. */
   maxSkewSeconds?: number;
   nonces: NonceStore;
+  /**
+   * The oldest signature version accepted. Default `v2`: a v1 signature binds neither route nor nonce, so
+   * a request whose v2 headers were stripped on the way must not pass as v1. `v1` only for callers that
+   * never name a route.
+   */
+  minVersion?: 'v1' | 'v2';
 }
+
+/**
+ * Optional: the `kid` of the JWKS key that made the signature. Present, only that key is tried and an
+ * unknown kid is refused; absent, every key of the JWKS is tried (during a rotation it holds two).
+ */
+export const INVOKE_KEY_ID_HEADER = 'x-intern-invoke-key-id';
 
 export type InvokeRefusal =
   | 'missing_header'
   | 'malformed_header'
   | 'timestamp_out_of_window'
   | 'route_required'
+  | 'version_too_old'
+  | 'unknown_key'
   | 'no_usable_key'
   | 'bad_signature'
   | 'nonce_reused';
@@ -41,7 +55,8 @@ export type InvokeVerification =
   | { ok: true; version: 'v1' | 'v2'; user: string; timestamp: number; nonce: string | null }
   | { ok: false; reason: InvokeRefusal; message: string };
 
-export const DEFAULT_MAX_SKEW_SECONDS = 300;
+/** Signatures are made just before the invoke is sent; a minute covers clock skew and transit. */
+export const DEFAULT_MAX_SKEW_SECONDS = 60;
 
 const TIMESTAMP_PATTERN = /^\d{1,12}$/;
 const BASE64_SIGNATURE_PATTERN = /^[A-Za-z0-9+/]{86}==$/;
@@ -50,7 +65,8 @@ const MAX_USER_CHARS = 256;
 
 /**
  * Checks a signed invoke as a daemon receives it. v2 (nonce and `x-intern-invoke-signature-v2` present) is
- * checked against the method and path; otherwise v1. In order: headers well formed, timestamp within
+ * checked against the method and path; otherwise v1, refused unless `minVersion` is `v1`. In order: headers
+ * well formed, the version allowed, timestamp within
  * `maxSkewSeconds` of now, signature by a key of the JWKS, and (v2) the nonce not seen before. The nonce is
  * claimed last, so a forged or stale request cannot burn a genuine nonce.
  */
@@ -61,10 +77,21 @@ export async function verifyInvokeRequest(options: VerifyInvokeRequestOptions): 
   const signatureV1 = read(INVOKE_HEADERS.signature);
   const signatureV2 = read(INVOKE_HEADERS.signatureV2);
   const nonce = read(INVOKE_HEADERS.nonce);
-  if (timestamp === REPEATED || user === REPEATED || signatureV1 === REPEATED || signatureV2 === REPEATED || nonce === REPEATED) {
+  const keyId = read(INVOKE_KEY_ID_HEADER);
+  if (
+    timestamp === REPEATED ||
+    user === REPEATED ||
+    signatureV1 === REPEATED ||
+    signatureV2 === REPEATED ||
+    nonce === REPEATED ||
+    keyId === REPEATED
+  ) {
     return refuse('malformed_header', 'a signing header appears more than once');
   }
   const v2 = signatureV2 !== undefined && nonce !== undefined;
+  if (!v2 && (options.minVersion ?? 'v2') === 'v2') {
+    return refuse('version_too_old', `a v2 signature (${INVOKE_HEADERS.signatureV2} and ${INVOKE_HEADERS.nonce}) is required`);
+  }
   const signature = v2 ? signatureV2 : signatureV1;
   if (timestamp === undefined) return refuse('missing_header', `${INVOKE_HEADERS.timestamp} is missing`);
   if (user === undefined) return refuse('missing_header', `${INVOKE_HEADERS.user} is missing`);
@@ -99,8 +126,12 @@ export async function verifyInvokeRequest(options: VerifyInvokeRequestOptions): 
     message = signingStringV1({ internId: options.internId, timestamp, user, bodySha256: options.bodySha256 });
   }
 
-  const keys = usableKeys(options.jwks);
-  if (keys.length === 0) return refuse('no_usable_key', 'the JWKS holds no Ed25519 signing key');
+  const keys = usableKeys(options.jwks, keyId);
+  if (keys.length === 0) {
+    return keyId === undefined
+      ? refuse('no_usable_key', 'the JWKS holds no Ed25519 signing key')
+      : refuse('unknown_key', `the JWKS holds no Ed25519 signing key with kid "${keyId}"`);
+  }
   const data = Buffer.from(message, 'utf8');
   const signatureBytes = Buffer.from(signature, 'base64');
   if (!keys.some((key) => verify(null, data, key, signatureBytes))) {
@@ -147,9 +178,11 @@ function headerReader(headers: HeaderSource): (name: string) => string | undefin
   };
 }
 
-function usableKeys(jwks: JsonWebKeySetLike): KeyObject[] {
+/** The JWKS's Ed25519 signing keys; with `kid`, only the one it names. */
+function usableKeys(jwks: JsonWebKeySetLike, kid: string | undefined): KeyObject[] {
   const keys: KeyObject[] = [];
   for (const jwk of jwks.keys ?? []) {
+    if (kid !== undefined && jwk.kid !== kid) continue;
     if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') continue;
     if (jwk.use !== undefined && jwk.use !== 'sig') continue;
     if (jwk.alg !== undefined && jwk.alg !== 'EdDSA') continue;

@@ -1,8 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { INVOKE_HEADERS } from '@interns/contracts';
-import { verifyInvokeRequest, VerifyInvokeRequestOptions } from './invoke-verifier';
+import { INVOKE_KEY_ID_HEADER, verifyInvokeRequest, VerifyInvokeRequestOptions } from './invoke-verifier';
 import { InMemoryNonceStore } from './nonce-store';
-import { DaemonSigningKey } from './signing-key';
+import { DaemonSigningKey, DaemonSigningKeyring } from './signing-key';
 import { sha256Hex, signingStringV1, signingStringV2 } from './signing-strings';
 
 const INTERN = '0f0e0d0c-0000-4000-8000-000000000001';
@@ -51,9 +51,22 @@ function verify(headers: VerifyInvokeRequestOptions['headers'], overrides: Parti
   });
 }
 
+/** A daemon that still accepts v1 (its callers never name a route). */
+function verifyV1(headers: VerifyInvokeRequestOptions['headers'], overrides: Partial<VerifyInvokeRequestOptions> = {}) {
+  return verify(headers, { minVersion: 'v1', ...overrides });
+}
+
 describe('verifyInvokeRequest', () => {
-  it('accepts a v1 signature and names the user', async () => {
-    expect(await verify(signedHeaders())).toEqual({ ok: true, version: 'v1', user: 'alice', timestamp: NOW, nonce: null });
+  it('accepts a v1 signature only with minVersion v1, and names the user', async () => {
+    expect(await verifyV1(signedHeaders())).toEqual({ ok: true, version: 'v1', user: 'alice', timestamp: NOW, nonce: null });
+    expect(await verify(signedHeaders())).toMatchObject({ ok: false, reason: 'version_too_old' });
+  });
+
+  it('refuses by default a v2 signing whose v2 headers were stripped on the way (no route binding left)', async () => {
+    const { [INVOKE_HEADERS.nonce]: _nonce, [INVOKE_HEADERS.signatureV2]: _v2, ...stripped } = signedHeaders({ v2: true });
+    expect(await verify(stripped, { method: 'GET', path: '/admin/export' })).toMatchObject({ ok: false, reason: 'version_too_old' });
+    const { [INVOKE_HEADERS.nonce]: _n, ...halfStripped } = signedHeaders({ v2: true });
+    expect(await verify(halfStripped)).toMatchObject({ ok: false, reason: 'version_too_old' });
   });
 
   it('accepts a v2 signature (header names in any case) and checks it against method and path', async () => {
@@ -84,11 +97,11 @@ describe('verifyInvokeRequest', () => {
     });
   });
 
-  it('refuses a timestamp outside the window, either way, and accepts one at its edge', async () => {
-    expect(await verify(signedHeaders({ at: NOW - 301 }))).toMatchObject({ ok: false, reason: 'timestamp_out_of_window' });
-    expect(await verify(signedHeaders({ at: NOW + 301 }))).toMatchObject({ ok: false, reason: 'timestamp_out_of_window' });
-    expect(await verify(signedHeaders({ at: NOW - 300 }))).toMatchObject({ ok: true });
-    expect(await verify(signedHeaders({ at: NOW - 30 }), { maxSkewSeconds: 10 })).toMatchObject({
+  it('refuses a timestamp outside the 60 s window, either way, and accepts one at its edge', async () => {
+    expect(await verify(signedHeaders({ at: NOW - 61, v2: true }))).toMatchObject({ ok: false, reason: 'timestamp_out_of_window' });
+    expect(await verify(signedHeaders({ at: NOW + 61, v2: true }))).toMatchObject({ ok: false, reason: 'timestamp_out_of_window' });
+    expect(await verify(signedHeaders({ at: NOW - 60, v2: true }))).toMatchObject({ ok: true });
+    expect(await verify(signedHeaders({ at: NOW - 30, v2: true }), { maxSkewSeconds: 10 })).toMatchObject({
       ok: false,
       reason: 'timestamp_out_of_window',
     });
@@ -96,50 +109,78 @@ describe('verifyInvokeRequest', () => {
 
   it('refuses a tampered body, user, timestamp or intern', async () => {
     const tamperedBody = sha256Hex('{"input":"rm -rf /"}');
-    expect(await verify(signedHeaders(), { bodySha256: tamperedBody })).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(await verifyV1(signedHeaders(), { bodySha256: tamperedBody })).toMatchObject({ ok: false, reason: 'bad_signature' });
     expect(await verify(signedHeaders({ v2: true }), { bodySha256: tamperedBody })).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(await verify({ ...signedHeaders(), [INVOKE_HEADERS.user]: 'bob' })).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(await verify({ ...signedHeaders(), [INVOKE_HEADERS.timestamp]: String(NOW - 1) })).toMatchObject({
+    expect(await verify({ ...signedHeaders({ v2: true }), [INVOKE_HEADERS.user]: 'bob' })).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(await verify({ ...signedHeaders({ v2: true }), [INVOKE_HEADERS.timestamp]: String(NOW - 1) })).toMatchObject({
       ok: false,
       reason: 'bad_signature',
     });
-    expect(await verify(signedHeaders(), { internId: '0f0e0d0c-0000-4000-8000-000000000002' })).toMatchObject({
+    expect(await verify(signedHeaders({ v2: true }), { internId: '0f0e0d0c-0000-4000-8000-000000000002' })).toMatchObject({
       ok: false,
       reason: 'bad_signature',
     });
   });
 
   it('refuses a signature by a key outside the JWKS, and a JWKS without a usable key', async () => {
-    expect(await verify(signedHeaders({ signer: newKey() }))).toMatchObject({ ok: false, reason: 'bad_signature' });
-    expect(await verify(signedHeaders(), { jwks: { keys: [{ kty: 'RSA', n: 'x', e: 'AQAB' }] } })).toMatchObject({
+    expect(await verify(signedHeaders({ signer: newKey(), v2: true }))).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(await verify(signedHeaders({ v2: true }), { jwks: { keys: [{ kty: 'RSA', n: 'x', e: 'AQAB' }] } })).toMatchObject({
       ok: false,
       reason: 'no_usable_key',
     });
-    const rotated = { keys: [newKey().jwk(), key.jwk()] };
-    expect(await verify(signedHeaders(), { jwks: rotated })).toMatchObject({ ok: true });
+  });
+
+  it('during a rotation verifies signatures of the previous key (kid named or not) and of the new one', async () => {
+    const next = newKey();
+    const rotated = new DaemonSigningKeyring(next, key).jwks();
+    expect(rotated.keys.map((jwk) => jwk.kid)).toEqual([next.kid, key.kid]);
+    expect(await verify(signedHeaders({ v2: true }), { jwks: rotated })).toMatchObject({ ok: true });
+    expect(await verify({ ...signedHeaders({ v2: true }), [INVOKE_KEY_ID_HEADER]: key.kid }, { jwks: rotated })).toMatchObject({ ok: true });
+    expect(await verify(signedHeaders({ v2: true, signer: next }), { jwks: rotated })).toMatchObject({ ok: true });
+    // Once the previous key is retired, what it signed stops verifying.
+    expect(await verify(signedHeaders({ v2: true }), { jwks: new DaemonSigningKeyring(next).jwks() })).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
+  });
+
+  it('refuses an unknown kid, and a kid that names a key other than the signer', async () => {
+    const next = newKey();
+    const rotated = new DaemonSigningKeyring(next, key).jwks();
+    expect(await verify({ ...signedHeaders({ v2: true }), [INVOKE_KEY_ID_HEADER]: 'no-such-kid' }, { jwks: rotated })).toMatchObject({
+      ok: false,
+      reason: 'unknown_key',
+    });
+    expect(await verify({ ...signedHeaders({ v2: true }), [INVOKE_KEY_ID_HEADER]: next.kid }, { jwks: rotated })).toMatchObject({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    expect(
+      await verify({ ...signedHeaders({ v2: true }), [INVOKE_KEY_ID_HEADER]: [key.kid, key.kid] }, { jwks: rotated }),
+    ).toMatchObject({ ok: false, reason: 'malformed_header' });
   });
 
   it('refuses missing, repeated and malformed headers', async () => {
     const { [INVOKE_HEADERS.signature]: _signature, ...unsigned } = signedHeaders();
-    expect(await verify(unsigned)).toMatchObject({ ok: false, reason: 'missing_header' });
+    expect(await verifyV1(unsigned)).toMatchObject({ ok: false, reason: 'missing_header' });
     const { [INVOKE_HEADERS.timestamp]: _timestamp, ...untimed } = signedHeaders();
-    expect(await verify(untimed)).toMatchObject({ ok: false, reason: 'missing_header' });
-    expect(await verify({ ...signedHeaders(), [INVOKE_HEADERS.timestamp]: ['1', '2'] })).toMatchObject({
+    expect(await verifyV1(untimed)).toMatchObject({ ok: false, reason: 'missing_header' });
+    expect(await verifyV1({ ...signedHeaders(), [INVOKE_HEADERS.timestamp]: ['1', '2'] })).toMatchObject({
       ok: false,
       reason: 'malformed_header',
     });
-    expect(await verify({ ...signedHeaders(), [INVOKE_HEADERS.timestamp]: '17e8' })).toMatchObject({ ok: false, reason: 'malformed_header' });
-    expect(await verify({ ...signedHeaders(), [INVOKE_HEADERS.user]: 'alice\nbob' })).toMatchObject({ ok: false, reason: 'malformed_header' });
-    expect(await verify({ ...signedHeaders(), [INVOKE_HEADERS.signature]: 'c2ln' })).toMatchObject({ ok: false, reason: 'malformed_header' });
+    expect(await verifyV1({ ...signedHeaders(), [INVOKE_HEADERS.timestamp]: '17e8' })).toMatchObject({ ok: false, reason: 'malformed_header' });
+    expect(await verifyV1({ ...signedHeaders(), [INVOKE_HEADERS.user]: 'alice\nbob' })).toMatchObject({ ok: false, reason: 'malformed_header' });
+    expect(await verifyV1({ ...signedHeaders(), [INVOKE_HEADERS.signature]: 'c2ln' })).toMatchObject({ ok: false, reason: 'malformed_header' });
     expect(await verify({ ...signedHeaders({ v2: true }), [INVOKE_HEADERS.nonce]: 'short' })).toMatchObject({
       ok: false,
       reason: 'malformed_header',
     });
   });
 
-  it('falls back to v1 when only half of the v2 pair is present', async () => {
+  it('with minVersion v1, falls back to v1 when only half of the v2 pair is present', async () => {
     const { [INVOKE_HEADERS.nonce]: _nonce, ...halfV2 } = signedHeaders({ v2: true });
-    expect(await verify(halfV2)).toMatchObject({ ok: true, version: 'v1' });
+    expect(await verifyV1(halfV2)).toMatchObject({ ok: true, version: 'v1' });
   });
 });
 

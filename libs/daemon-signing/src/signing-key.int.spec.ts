@@ -3,7 +3,14 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
-import { DAEMON_SIGNING_DIR, DAEMON_SIGNING_KEY_FILE, DaemonSigningKey, jwkThumbprint } from './signing-key';
+import {
+  DAEMON_SIGNING_DIR,
+  DAEMON_SIGNING_KEY_FILE,
+  DAEMON_SIGNING_PREVIOUS_KEY_FILE,
+  DaemonSigningKey,
+  DaemonSigningKeyring,
+  jwkThumbprint,
+} from './signing-key';
 
 describe('DaemonSigningKey', () => {
   let dataDir: string;
@@ -74,5 +81,52 @@ describe('DaemonSigningKey', () => {
     expect(signature).toMatch(/^[A-Za-z0-9+/]{86}==$/);
     const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk?.x ?? '' }, format: 'jwk' });
     expect(verify(null, Buffer.from('v1\nmessage'), publicKey, Buffer.from(signature, 'base64'))).toBe(true);
+  });
+});
+
+describe('DaemonSigningKeyring', () => {
+  let keysDir: string;
+  const newPem = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+
+  beforeEach(async () => {
+    keysDir = join(await mkdtemp(join(tmpdir(), 'daemon-keyring-')), 'keys');
+  });
+
+  afterEach(async () => {
+    await rm(join(keysDir, '..'), { recursive: true, force: true });
+  });
+
+  it('rotation by configuration: signs with DAEMON_SIGNING_KEY, publishes DAEMON_SIGNING_KEY_PREVIOUS after it', async () => {
+    const [oldPem, newKeyPem] = [newPem(), newPem()];
+    const keyring = await DaemonSigningKeyring.load({ pem: newKeyPem, previousPem: oldPem.replace(/\n/g, '\\n'), keysDir });
+    const [current, previous] = [DaemonSigningKey.fromPem(newKeyPem), DaemonSigningKey.fromPem(oldPem)];
+    expect(keyring.kid).toBe(current.kid);
+    expect(keyring.jwks()).toEqual({ keys: [current.jwk(), previous.jwk()] });
+    expect(keyring.sign('m')).toBe(current.sign('m'));
+    // No rotation: one key; the same key given twice is published once.
+    expect((await DaemonSigningKeyring.load({ pem: newKeyPem, previousPem: null, keysDir })).jwks()).toEqual(current.jwks());
+    expect((await DaemonSigningKeyring.load({ pem: newKeyPem, previousPem: newKeyPem, keysDir })).jwks()).toEqual(current.jwks());
+  });
+
+  it('rotation by files: ed25519.previous.pem is published next to the current key until it is removed', async () => {
+    const generated = await DaemonSigningKeyring.load({ pem: null, previousPem: null, keysDir });
+    const directory = join(keysDir, DAEMON_SIGNING_DIR);
+    const oldPem = await readFile(join(directory, DAEMON_SIGNING_KEY_FILE), 'utf8');
+    // The operator's steps: the current key becomes the previous one, a new current key takes its place.
+    await writeFile(join(directory, DAEMON_SIGNING_PREVIOUS_KEY_FILE), oldPem, { mode: 0o600 });
+    await rm(join(directory, DAEMON_SIGNING_KEY_FILE));
+    const rotated = await DaemonSigningKeyring.load({ pem: null, previousPem: null, keysDir });
+    expect(rotated.kid).not.toBe(generated.kid);
+    expect(rotated.jwks().keys.map((jwk) => jwk.kid)).toEqual([rotated.kid, generated.kid]);
+    await rm(join(directory, DAEMON_SIGNING_PREVIOUS_KEY_FILE));
+    expect((await DaemonSigningKeyring.load({ pem: null, previousPem: null, keysDir })).jwks().keys.map((jwk) => jwk.kid)).toEqual([
+      rotated.kid,
+    ]);
+  });
+
+  it('refuses a previous key that is not an Ed25519 private key', async () => {
+    await expect(DaemonSigningKeyring.load({ pem: newPem(), previousPem: 'not a key', keysDir })).rejects.toThrow(
+      /not a readable PKCS#8 PEM private key/,
+    );
   });
 });

@@ -1,13 +1,14 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DaemonSigningJwk, DaemonSigningKeysReply } from '@interns/contracts';
-import { makePrivateDirectory, moveLegacyFile, publishNoClobber } from '@interns/files';
+import { makePrivateDirectory, moveLegacyFile, publishNoClobber, readFileIfExists } from '@interns/files';
 
 /** Relative to KEYS_DIR: where a key is generated when none is configured (before KEYS_DIR: relative to DATA_DIR). */
 export const DAEMON_SIGNING_DIR = 'daemon-signing';
 export const DAEMON_SIGNING_KEY_FILE = 'ed25519.pem';
+/** Next to the current key: the key it replaced, published (never used to sign) until the operator removes it. */
+export const DAEMON_SIGNING_PREVIOUS_KEY_FILE = 'ed25519.previous.pem';
 
 export interface LoadSigningKeyOptions {
   /** PKCS#8 PEM of an Ed25519 private key (DAEMON_SIGNING_KEY); null or empty: use or create the file. */
@@ -16,6 +17,50 @@ export interface LoadSigningKeyOptions {
   keysDir: string;
   /** DATA_DIR of an installation that predates KEYS_DIR: a key generated there is moved to KEYS_DIR once. */
   legacyDataDir?: string;
+}
+
+export interface LoadSigningKeyringOptions extends LoadSigningKeyOptions {
+  /** DAEMON_SIGNING_KEY_PREVIOUS; null or empty: `<KEYS_DIR>/daemon-signing/ed25519.previous.pem` if it exists. */
+  previousPem: string | null;
+}
+
+/**
+ * The key lifecycle signs with and, during a rotation, the one it replaced. Both are published in the JWKS
+ * (current first), so signatures made with the previous key before the switch keep verifying until the
+ * operator retires it; only the current key signs.
+ */
+export class DaemonSigningKeyring {
+  readonly previous: DaemonSigningKey | null;
+
+  constructor(
+    readonly current: DaemonSigningKey,
+    previous: DaemonSigningKey | null = null,
+  ) {
+    // The same key configured twice is no rotation; publishing it twice would only confuse verifiers.
+    this.previous = previous !== null && previous.kid !== current.kid ? previous : null;
+  }
+
+  static async load(options: LoadSigningKeyringOptions): Promise<DaemonSigningKeyring> {
+    const current = await DaemonSigningKey.load(options);
+    if (options.previousPem !== null && options.previousPem.trim() !== '') {
+      return new DaemonSigningKeyring(current, DaemonSigningKey.fromPem(options.previousPem));
+    }
+    const previousPem = await readPemFile(join(resolve(options.keysDir), DAEMON_SIGNING_DIR, DAEMON_SIGNING_PREVIOUS_KEY_FILE));
+    return new DaemonSigningKeyring(current, previousPem === null ? null : DaemonSigningKey.fromPem(previousPem));
+  }
+
+  get kid(): string {
+    return this.current.kid;
+  }
+
+  /** Signs with the current key. */
+  sign(message: string): string {
+    return this.current.sign(message);
+  }
+
+  jwks(): DaemonSigningKeysReply {
+    return { keys: this.previous === null ? [this.current.jwk()] : [this.current.jwk(), this.previous.jwk()] };
+  }
 }
 
 /**
@@ -103,13 +148,8 @@ function generatePem(): string {
 async function readPemFile(path: string): Promise<string | null> {
   // Only the copy fallback of publishNoClobber can expose a half-written file, and only for a moment.
   for (let attempt = 0; ; attempt += 1) {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
+    const text = await readFileIfExists(path);
+    if (text === null) return null;
     if (/-----END PRIVATE KEY-----\s*$/.test(text)) return text;
     if (attempt >= 20) throw new Error(`${path} is not a PEM private key`);
     await sleep(25);

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { DataSource, MigrationExecutor, MigrationInterface } from 'typeorm';
+import { PG_ERROR_CODES, pgErrorFields } from './pg-errors';
 
 type MigrationClass = new () => MigrationInterface;
 
@@ -17,9 +18,10 @@ export async function ensureDatabase(url: string): Promise<void> {
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (rowCount === 0) {
-      await client.query(`CREATE DATABASE "${name}"`).catch((error: { code?: string }) => {
-        // 42P04 duplicate_database, 23505 unique_violation: another process created it first.
-        if (error.code !== '42P04' && error.code !== '23505') throw error;
+      await client.query(`CREATE DATABASE "${name}"`).catch((error: unknown) => {
+        // duplicate_database, or unique_violation on pg_database: another process created it first.
+        const { code } = pgErrorFields(error);
+        if (code !== PG_ERROR_CODES.duplicateDatabase && code !== PG_ERROR_CODES.uniqueViolation) throw error;
       });
     }
   } finally {
@@ -35,6 +37,12 @@ export interface PostgresOptions {
   entities?: NonNullable<ConstructorParameters<typeof DataSource>[0]['entities']>;
   poolSize?: number;
   applicationName: string;
+  /**
+   * PostgreSQL's `statement_timeout` on every connection of the pool: a statement running longer is
+   * cancelled (SQLSTATE 57014) and its connection is free again, so a hung database turns into a failed
+   * request within the route deadline instead of a held connection. Left out: no limit (migrations, tools).
+   */
+  statementTimeoutMs?: number;
 }
 
 export function createPostgresDataSource(options: PostgresOptions): DataSource {
@@ -48,7 +56,10 @@ export function createPostgresDataSource(options: PostgresOptions): DataSource {
     synchronize: false,
     migrationsRun: false,
     applicationName: options.applicationName,
-    extra: { max: options.poolSize ?? 10 },
+    extra: {
+      max: options.poolSize ?? 10,
+      ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    },
   });
 }
 
@@ -127,14 +138,29 @@ export interface OpenDatabaseOptions extends PostgresOptions {
   migrationsWaitMs?: number;
 }
 
-/** ensureDatabase + initialize + migrations (applied, or awaited when `migrationsWaitMs` is set): what every service does at start. */
+/**
+ * ensureDatabase + initialize + migrations (applied, or awaited when `migrationsWaitMs` is set): what every
+ * service does at start. Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
+ * waiting for the schema's advisory lock while another replica migrates, and a migration itself (an index
+ * build, a backfill), may take far longer than any request should.
+ */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSource> {
   await ensureDatabase(options.url);
+  if (options.migrate) {
+    const { statementTimeoutMs: _requestBound, ...unbounded } = options;
+    // One connection holds the schema lock while another applies the migrations.
+    const migrating = createPostgresDataSource({ ...unbounded, poolSize: 2 });
+    await migrating.initialize();
+    try {
+      await runMigrations(migrating, options.schema);
+    } finally {
+      await migrating.destroy();
+    }
+  }
   const dataSource = createPostgresDataSource(options);
   await dataSource.initialize();
   try {
-    if (options.migrate) await runMigrations(dataSource, options.schema);
-    else if (options.migrationsWaitMs !== undefined) {
+    if (!options.migrate && options.migrationsWaitMs !== undefined) {
       await waitForMigrations(dataSource, {
         schema: options.schema,
         timeoutMs: options.migrationsWaitMs,

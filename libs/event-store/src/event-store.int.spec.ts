@@ -3,7 +3,8 @@ import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { openDatabase } from '@interns/database';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
 import { ConcurrencyError, retryOnConcurrency } from './concurrency.error';
-import type { EventMetadata, NewEvent } from './event.types';
+import type { EventMetadata, NewEvent, StoredEvent } from './event.types';
+import { EventTooLargeError } from './event-size';
 import { eventStoreMigration } from './event-store.migration';
 import { type InlineProjection, PostgresEventStore } from './postgres-event-store';
 
@@ -278,5 +279,46 @@ describe('PostgresEventStore', () => {
     });
     const { events } = await upcasting.readStream(streamId);
     expect(events[0]).toMatchObject({ schemaVersion: 2, data: { display_name: 'Ada Lovelace' } });
+  });
+
+  describe('MAX_EVENT_BYTES', () => {
+    const limit = 8192;
+    let small: PostgresEventStore;
+    let projected: StoredEvent[];
+
+    beforeAll(() => {
+      small = new PostgresEventStore(dataSource, {
+        schema: SCHEMA,
+        maxEventBytes: limit,
+        projections: [async (_manager, events) => void projected.push(...events)],
+      });
+    });
+    beforeEach(() => (projected = []));
+
+    it('stores an event over the limit with its longest text cut and marked; projections and readers see the cut form', async () => {
+      const streamId = `big-${randomUUID()}`;
+      const output = 'o'.repeat(50_000);
+      const appended = await small.appendToStream(streamId, 'session', 0, [event('ToolFinished', { runId: 'r1', output })]);
+
+      const stored = appended.events[0].data as { runId: string; output: string };
+      expect(stored.runId).toBe('r1');
+      expect(stored.output).toMatch(/^o+… \[truncated \d+ bytes\]$/);
+      const [row] = await dataSource.query(`SELECT data, metadata FROM ${SCHEMA}.events WHERE stream_id = $1`, [streamId]);
+      // Compact JSON, as the limit counts it (jsonb's text form adds a space after each colon and comma).
+      const bytes = Buffer.byteLength(JSON.stringify(row.data)) + Buffer.byteLength(JSON.stringify(row.metadata));
+      expect(bytes).toBeLessThanOrEqual(limit);
+      expect(projected.map((e) => e.data)).toEqual([stored]);
+      expect((await small.readStream(streamId)).events[0].data).toEqual(stored);
+    });
+
+    it('refuses an event that cannot be brought under the limit, and stores nothing of its append', async () => {
+      const streamId = `refused-${randomUUID()}`;
+      const many = { items: Array.from({ length: 20 }, (_, i) => `${i}:${'s'.repeat(900)}`) };
+      await expect(
+        small.appendToStream(streamId, 'session', 0, [event('Fine', { a: 1 }), event('Many', many)]),
+      ).rejects.toThrow(EventTooLargeError);
+      expect(await countEvents(streamId)).toBe(0);
+      expect(projected).toEqual([]);
+    });
   });
 });

@@ -58,3 +58,45 @@ export function eventStoreMigration(schema: string, timestamp = 1700000000100): 
   Object.defineProperty(migration, 'name', { value: migrationName });
   return migration;
 }
+
+/**
+ * `<schema>.parked_messages`: what an outbox relay could not publish because of the message itself (NATS refused
+ * it, or its translation failed), recorded so the relay goes on. The message is not kept (it may be what was too
+ * large): the source event is, and the relay can be asked again for what it stands for. Listed after the
+ * schema's `eventStoreMigration`.
+ */
+export function outboxParkingMigration(schema: string, timestamp: number): EventStoreMigrationClass {
+  if (!/^\d{13}$/.test(String(timestamp))) throw new Error(`migration timestamp must have 13 digits, got ${timestamp}`);
+  const t = eventStoreTables(schema);
+  const migrationName = `OutboxParking${timestamp}`;
+
+  const migration = class implements MigrationInterface {
+    name = migrationName;
+
+    async up(runner: QueryRunner): Promise<void> {
+      await runner.query(`CREATE TABLE ${t.parkedMessages} (
+        id bigserial PRIMARY KEY,
+        checkpoint_name text NOT NULL,
+        event_id uuid NOT NULL,
+        global_position bigint NOT NULL,
+        stream_id text NOT NULL,
+        event_type text NOT NULL,
+        subject text,
+        msg_id text,
+        payload_bytes integer,
+        reason text NOT NULL,
+        parked_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      // A batch republished after a crash parks the same message again: one row each.
+      await runner.query(
+        `CREATE UNIQUE INDEX parked_messages_message_key ON ${t.parkedMessages} (checkpoint_name, event_id, (coalesce(msg_id, '')))`,
+      );
+    }
+
+    async down(runner: QueryRunner): Promise<void> {
+      await runner.query(`DROP TABLE ${t.parkedMessages}`);
+    }
+  };
+  Object.defineProperty(migration, 'name', { value: migrationName });
+  return migration;
+}

@@ -11,6 +11,7 @@ export function eventStoreTables(schema: string) {
     streams: `${q}.streams`,
     events: `${q}.events`,
     checkpoints: `${q}.checkpoints`,
+    parkedMessages: `${q}.parked_messages`,
   };
 }
 
@@ -18,7 +19,6 @@ export type EventStoreTables = ReturnType<typeof eventStoreTables>;
 
 /** Constraint names fixed by the migration, so errors can be recognised by name. */
 export const EVENT_ID_CONSTRAINT = 'events_event_id_key';
-export const UNIQUE_VIOLATION = '23505';
 
 /** Column list for reading full events; expects `events e JOIN streams s`. */
 export const EVENT_COLUMNS = `e.global_position::text AS global_position, e.transaction_id::text AS transaction_id,
@@ -53,16 +53,4 @@ export function toStoredEvent(row: EventRow): StoredEvent {
     metadata: row.metadata,
     createdAt: row.created_at,
   };
-}
-
-/** pg errors reach us wrapped in TypeORM's QueryFailedError, which copies code/constraint/schema/table. */
-export interface PgErrorFields {
-  code?: string;
-  constraint?: string;
-  schema?: string;
-  table?: string;
-}
-
-export function pgErrorFields(error: unknown): PgErrorFields {
-  return typeof error === 'object' && error !== null ? (error as PgErrorFields) : {};
 }

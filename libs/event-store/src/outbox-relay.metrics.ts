@@ -13,8 +13,14 @@ const lagSources = new Map<string, RelayLagSource>();
 
 const publishedTotal = counter<'relay'>({
   name: 'interns_outbox_events_published_total',
-  help: 'Events the outbox relay of this process published to JetStream',
+  help: 'Messages (integration events) the outbox relay of this process published to JetStream',
   labelNames: ['relay'],
+});
+
+const parkedTotal = counter<'relay' | 'reason'>({
+  name: 'interns_outbox_parked_total',
+  help: 'Messages the outbox relay parked instead of publishing (reason: refused by NATS, or untranslatable)',
+  labelNames: ['relay', 'reason'],
 });
 
 const lagGauge = gauge<'relay'>({
@@ -44,6 +50,9 @@ async function measureLag(relay: string, source: RelayLagSource): Promise<void> 
   }
 }
 
+/** Why a message was parked: NATS refused it (too large ...), or what an event stands for could not be worked out. */
+export type ParkReason = 'refused' | 'untranslatable';
+
 /** Relay metrics under one `relay` label (low cardinality: one per service). */
 export class OutboxRelayMetrics {
   constructor(private readonly relay: string) {}
@@ -61,5 +70,9 @@ export class OutboxRelayMetrics {
 
   published(count: number): void {
     publishedTotal.inc({ relay: this.relay }, count);
+  }
+
+  parked(reason: ParkReason): void {
+    parkedTotal.inc({ relay: this.relay, reason });
   }
 }

@@ -1,17 +1,36 @@
-import { jetstream, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, jetstreamManager } from '@nats-io/jetstream';
+import {
+  jetstream,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamClient,
+  jetstreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { DataSource, QueryRunner } from 'typeorm';
-import type { EventMetadata, StoredEvent } from './event.types';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { LeaderLease, type RoundOutcome, WorkerLoop, type WorkerLogger } from '@interns/workers';
+import type { StoredEvent } from './event.types';
 import { checkpointOf, EventTail, type TailCheckpoint } from './event-tail';
-import { LeaderLease } from './leader-lease';
-import { OutboxRelayMetrics } from './outbox-relay.metrics';
+import { eventStoreTables } from './event-store.sql';
+import { OutboxRelayMetrics, type ParkReason } from './outbox-relay.metrics';
 
-/** Compatible with Nest's `Logger` and with `console`. */
-export interface RelayLogger {
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+/** A message the relay publishes for a committed event. */
+export interface OutboxMessage {
+  subject: string;
+  /** JetStream's `Nats-Msg-Id`: the same on every republish of this message, so the stream drops repeats. */
+  msgId: string;
+  payload: string;
 }
+
+/** Limits of the relay's stream (JETSTREAM_MAX_AGE_MS, JETSTREAM_MAX_BYTES, JETSTREAM_REPLICAS). */
+export interface StreamLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+  replicas: number;
+}
+
+/** 7 days, 1 GiB, one replica: a consumer may be away a week before messages it has not read are dropped. */
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxAgeMs: 7 * 24 * 3600 * 1000, maxBytes: 1024 ** 3, replicas: 1 };
 
 export interface OutboxRelayOptions {
   dataSource: DataSource;
@@ -20,82 +39,73 @@ export interface OutboxRelayOptions {
   /** JetStream stream to publish into; created at start when missing. */
   streamName: string;
   streamSubjects: string[];
-  subjectFor: (event: StoredEvent) => string;
+  /** Applied when the relay adds the stream, and brought to an existing stream that differs; default DEFAULT_STREAM_LIMITS. */
+  streamLimits?: StreamLimits;
+  /** The messages a committed event stands for, in order (none is fine); `reader` is the relay's connection. */
+  messagesFor: (event: StoredEvent, reader: EntityManager) => Promise<OutboxMessage[]>;
   /** Row in `<schema>.checkpoints` holding how far this relay has published. */
   checkpointName: string;
   pollIntervalMs?: number;
   batchSize?: number;
-  logger?: RelayLogger;
+  logger?: WorkerLogger;
   /** The `relay` label of its metrics; default `<schema>/<checkpointName>`. */
   metricsLabel?: string;
 }
 
-/** The JSON body of every relayed integration event. */
-export interface RelayedEventMessage {
-  event_id: string;
-  type: string;
-  stream_id: string;
-  stream_version: number;
-  schema_version: number;
-  data: Record<string, unknown>;
-  metadata: EventMetadata;
-  created_at: string;
-}
-
-export function relayedEventMessage(event: StoredEvent): RelayedEventMessage {
-  return {
-    event_id: event.eventId,
-    type: event.type,
-    stream_id: event.streamId,
-    stream_version: event.streamVersion,
-    schema_version: event.schemaVersion,
-    data: event.data,
-    metadata: event.metadata,
-    created_at: event.createdAt.toISOString(),
-  };
-}
-
 /** nats-server's answer to adding a stream that exists with another configuration. */
 const STREAM_NAME_IN_USE = 10058;
-const MAX_BACKOFF_MS = 5_000;
+/** nats-server's answer to a message larger than the stream's `max_msg_size`. */
+const MESSAGE_SIZE_EXCEEDS_MAXIMUM = 10054;
 
 /**
- * Publishes committed events to JetStream, in tail order, at least once.
+ * Publishes what committed events stand for (`messagesFor`) to JetStream, in tail order, at least once.
  *
  * - One publisher per schema and checkpoint: the leader holds a session-level advisory lock on a dedicated
  *   pooled connection and also reads and checkpoints through it, so losing that connection ends both the
  *   lock and the publishing. Standby replicas retry the lock every poll interval.
- * - Each event goes out with `msgID` = event id; the checkpoint is saved after the whole batch. A crash
+ * - Each message goes out with its stable `msgID`; the checkpoint is saved after the whole batch. A crash
  *   between the two republishes the batch: JetStream drops repeats inside its duplicate window and
- *   consumers dedupe by event id beyond it.
- * - Any failure (broker down, database gone, `subjectFor` throwing) gives up leadership, backs off and
- *   starts again from the saved checkpoint. The loop only ends through `stop()`.
+ *   consumers dedupe by message id beyond it.
+ * - A message that fails because of what it is is parked, never retried: NATS refusing it (larger than the
+ *   connection's max payload or the stream's max message size), or `messagesFor` throwing while the database
+ *   answers (a translator that cannot make sense of one event). The relay records it in `<schema>.parked_messages`,
+ *   counts it (`interns_outbox_parked_total`), logs a warning and goes on, so one event never stalls the rest.
+ * - Any other failure (broker down, timeouts, database gone) gives up leadership, backs off and starts again
+ *   from the saved checkpoint. The loop only ends through `stop()`.
  */
 export class OutboxRelay {
   private readonly tail: EventTail;
   private readonly js: JetStreamClient;
-  private readonly pollIntervalMs: number;
   private readonly batchSize: number;
-  private readonly logger: RelayLogger;
-  private readonly lease: LeaderLease;
+  private readonly worker: WorkerLoop;
   private readonly metrics: OutboxRelayMetrics;
 
   private started = false;
-  private loop: Promise<void> | null = null;
-  private stopping = false;
-  private wake: (() => void) | null = null;
   /** undefined: not loaded since taking leadership; null: nothing published yet. */
   private checkpoint: TailCheckpoint | null | undefined;
   private streamReady = false;
+  private readonly parkedMessages: string;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.tail = new EventTail(options.dataSource, options.schema);
     this.js = jetstream(options.nats);
-    this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.batchSize = options.batchSize ?? 100;
-    this.logger = options.logger ?? console;
-    this.lease = new LeaderLease(options.dataSource, ['outbox-relay', `${options.schema}/${options.checkpointName}`]);
-    this.metrics = new OutboxRelayMetrics(options.metricsLabel ?? `${options.schema}/${options.checkpointName}`);
+    const leaseName = `${options.schema}/${options.checkpointName}`;
+    this.worker = new WorkerLoop({
+      name: `outbox relay ${options.checkpointName}`,
+      lease: new LeaderLease(options.dataSource, ['outbox-relay', leaseName]),
+      pollIntervalMs: options.pollIntervalMs ?? 100,
+      logger: options.logger,
+      round: (leader) => this.publishNextBatch(leader),
+      // Another replica may have published meanwhile: start again from the saved checkpoint.
+      onLeading: () => (this.checkpoint = undefined),
+      onFailure: () => {
+        this.checkpoint = undefined;
+        this.streamReady = false;
+      },
+    });
+    this.metrics = new OutboxRelayMetrics(options.metricsLabel ?? leaseName);
+    this.parkedMessages = eventStoreTables(options.schema).parkedMessages;
   }
 
   /** Ensures the JetStream stream, then starts the publishing loop in the background. */
@@ -108,23 +118,19 @@ export class OutboxRelay {
       this.started = false;
       throw error;
     }
-    this.stopping = false;
-    this.loop = this.run();
+    this.worker.start();
     this.metrics.watchLag(this);
   }
 
   /** Lets the batch in flight finish (publish and checkpoint), releases leadership, resolves. */
   async stop(): Promise<void> {
-    this.stopping = true;
     this.metrics.unwatchLag(this);
-    this.wake?.();
-    await this.loop;
-    this.loop = null;
+    await this.worker.stop();
     this.started = false;
   }
 
   get isLeader(): boolean {
-    return this.lease.isLeader;
+    return this.worker.isLeader;
   }
 
   /** Events committed but not yet published (per the saved checkpoint), from any replica. */
@@ -140,100 +146,131 @@ export class OutboxRelay {
     return this.tail.backlogAgeSeconds(await this.tail.loadCheckpoint(this.options.checkpointName));
   }
 
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      let idle: boolean;
-      try {
-        idle = await this.publishNextBatch();
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        const delay = Math.min(this.pollIntervalMs * 2 ** failures, MAX_BACKOFF_MS);
-        this.logger.warn(
-          `outbox relay ${this.options.checkpointName}: ${describe(error)}; retrying from the checkpoint in ${delay} ms`,
-        );
-        this.streamReady = false;
-        await this.resign();
-        await this.sleep(delay);
-        continue;
-      }
-      if (idle) await this.sleep(this.pollIntervalMs);
-    }
-    await this.resign();
-  }
-
-  /** Returns true when there is nothing more to publish right now (or another replica leads). */
-  private async publishNextBatch(): Promise<boolean> {
-    const runner = await this.lead();
-    if (!runner) return true;
+  /** One batch through the leader's connection; idle when there is nothing more to publish right now. */
+  private async publishNextBatch(leader: QueryRunner): Promise<RoundOutcome> {
     if (!this.streamReady) await this.ensureStream();
     if (this.checkpoint === undefined) {
-      this.checkpoint = await this.tail.loadCheckpoint(this.options.checkpointName, runner.manager);
+      this.checkpoint = await this.tail.loadCheckpoint(this.options.checkpointName, leader.manager);
     }
-    const batch = await this.tail.readAfter(this.checkpoint, this.batchSize, runner.manager);
-    if (batch.length === 0) return true;
-    // One at a time, so the stream holds events in tail order.
+    const batch = await this.tail.readAfter(this.checkpoint, this.batchSize, leader.manager);
+    if (batch.length === 0) return 'idle';
+    // One at a time, so the stream holds messages in tail order.
+    let published = 0;
     for (const event of batch) {
-      await this.js.publish(this.options.subjectFor(event), JSON.stringify(relayedEventMessage(event)), {
-        msgID: event.eventId,
-      });
+      const messages = await this.translate(event, leader);
+      if (!messages) continue;
+      for (const message of messages) {
+        try {
+          await this.js.publish(message.subject, message.payload, { msgID: message.msgId });
+          published += 1;
+        } catch (error) {
+          if (!isRefusedMessage(error)) throw error;
+          await this.park(leader, event, 'refused', error, message);
+        }
+      }
     }
     const last = batch[batch.length - 1];
-    await this.tail.saveCheckpoint(this.options.checkpointName, last, runner.manager);
+    await this.tail.saveCheckpoint(this.options.checkpointName, last, leader.manager);
     this.checkpoint = checkpointOf(last);
-    this.metrics.published(batch.length);
-    return batch.length < this.batchSize;
+    this.metrics.published(published);
+    return batch.length < this.batchSize ? 'idle' : 'more';
   }
 
-  /** The leader's connection, taking the lock when free; null while another instance leads. */
-  private async lead(): Promise<QueryRunner | null> {
-    const wasLeader = this.lease.isLeader;
-    const runner = await this.lease.acquire();
-    if (runner && !wasLeader) {
-      this.checkpoint = undefined;
-      this.logger.log(`outbox relay ${this.options.checkpointName}: publishing (leader)`);
+  /** What `event` stands for; null when it was parked as untranslatable. */
+  private async translate(event: StoredEvent, leader: QueryRunner): Promise<OutboxMessage[] | null> {
+    try {
+      return await this.options.messagesFor(event, leader.manager);
+    } catch (error) {
+      // A query that failed, or a connection that no longer answers, is the database's doing: retry as before.
+      if (isDatabaseError(error) || !(await answers(leader))) throw error;
+      await this.park(leader, event, 'untranslatable', error, null);
+      return null;
     }
-    return runner;
   }
 
-  private async resign(): Promise<void> {
-    this.checkpoint = undefined;
-    await this.lease.resign();
+  private async park(
+    leader: QueryRunner,
+    event: StoredEvent,
+    reason: ParkReason,
+    error: unknown,
+    message: OutboxMessage | null,
+  ): Promise<void> {
+    const why = `${reason}: ${error instanceof Error ? error.message : String(error)}`;
+    await leader.manager.query(
+      `INSERT INTO ${this.parkedMessages}
+         (checkpoint_name, event_id, global_position, stream_id, event_type, subject, msg_id, payload_bytes, reason)
+       VALUES ($1, $2::uuid, $3::bigint, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (checkpoint_name, event_id, (coalesce(msg_id, ''))) DO NOTHING`,
+      [
+        this.options.checkpointName,
+        event.eventId,
+        event.globalPosition,
+        event.streamId,
+        event.type,
+        message?.subject ?? null,
+        message?.msgId ?? null,
+        message ? Buffer.byteLength(message.payload) : null,
+        why,
+      ],
+    );
+    this.metrics.parked(reason);
+    this.options.logger?.warn(
+      `parked ${message ? `message ${message.msgId} (${Buffer.byteLength(message.payload)} bytes) of ` : ''}` +
+        `event ${event.eventId} (${event.type}, stream ${event.streamId}, position ${event.globalPosition}) ` +
+        `in ${this.parkedMessages}, going on: ${why}`,
+    );
   }
 
-  /** Adds the stream when missing; tolerates another replica adding it at the same moment. */
+  /**
+   * Adds the stream when missing (tolerating another replica, or analytics' consumer, adding it at the same
+   * moment), and brings its limits to this relay's when they differ.
+   */
   private async ensureStream(): Promise<void> {
     const jsm = await jetstreamManager(this.options.nats);
     const { streamName: name, streamSubjects: subjects } = this.options;
+    const limits = streamConfigOf(this.options.streamLimits ?? DEFAULT_STREAM_LIMITS);
+    let config: StreamConfig;
     try {
-      await jsm.streams.info(name);
+      config = (await jsm.streams.info(name)).config;
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
       try {
-        await jsm.streams.add({ name, subjects });
+        config = (await jsm.streams.add({ name, subjects, ...limits })).config;
       } catch (addError) {
         if (!(addError instanceof JetStreamApiError && addError.code === STREAM_NAME_IN_USE)) throw addError;
-        await jsm.streams.info(name);
+        config = (await jsm.streams.info(name)).config;
       }
     }
+    const differs = (Object.keys(limits) as (keyof typeof limits)[]).some((key) => config[key] !== limits[key]);
+    if (differs) await jsm.streams.update(name, { ...limits });
     this.streamReady = true;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
   }
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+function streamConfigOf(limits: StreamLimits): Pick<StreamConfig, 'max_age' | 'max_bytes' | 'num_replicas'> {
+  return { max_age: limits.maxAgeMs * 1_000_000, max_bytes: limits.maxBytes, num_replicas: limits.replicas };
+}
+
+/**
+ * NATS refused the message for what it is, so publishing it again would fail the same way: larger than the
+ * connection's max payload (checked by the client before sending) or the stream's max message size.
+ */
+export function isRefusedMessage(error: unknown): boolean {
+  if (error instanceof JetStreamApiError) return error.code === MESSAGE_SIZE_EXCEEDS_MAXIMUM;
+  return error instanceof Error && error.name === 'InvalidArgumentError' && error.message.includes('max_payload');
+}
+
+/** TypeORM's failed query (a PostgreSQL error) or a driver or socket error carrying a code. */
+function isDatabaseError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'QueryFailedError' || typeof (error as { code?: unknown }).code === 'string';
+}
+
+async function answers(leader: QueryRunner): Promise<boolean> {
+  try {
+    await leader.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
 }

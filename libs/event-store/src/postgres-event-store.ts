@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
+import { isUniqueViolation, pgErrorFields } from '@interns/database';
 import { ConcurrencyError } from './concurrency.error';
 import type { NewEvent, StoredEvent } from './event.types';
 import {
@@ -8,10 +9,9 @@ import {
   type EventRow,
   type EventStoreTables,
   eventStoreTables,
-  pgErrorFields,
   toStoredEvent,
-  UNIQUE_VIOLATION,
 } from './event-store.sql';
+import { DEFAULT_MAX_EVENT_BYTES, storableEventData } from './event-size';
 import { toStorableJson } from './storable-json';
 import { type Upcaster, upcasterChain, type UpcastFn } from './upcaster';
 
@@ -23,6 +23,8 @@ export interface EventStoreOptions {
   projections?: InlineProjection[];
   /** Applied by `readStream`; appends store what they are given. */
   upcasters?: Upcaster[];
+  /** MAX_EVENT_BYTES: an event's data and metadata JSON together; longer text is cut before it is stored. */
+  maxEventBytes?: number;
 }
 
 export interface AppendOptions {
@@ -59,6 +61,7 @@ export class PostgresEventStore {
   private readonly tables: EventStoreTables;
   private readonly projections: InlineProjection[];
   private readonly upcast: UpcastFn;
+  private readonly maxEventBytes: number;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -67,6 +70,7 @@ export class PostgresEventStore {
     this.tables = eventStoreTables(options.schema);
     this.projections = options.projections ?? [];
     this.upcast = upcasterChain(options.upcasters ?? []);
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
   }
 
   async readStream(streamId: string): Promise<StreamSnapshot> {
@@ -94,7 +98,7 @@ export class PostgresEventStore {
       throw new Error(`expectedVersion must be a non-negative integer, got ${expectedVersion}`);
     }
     if (events.length === 0) return { nextVersion: expectedVersion, events: [] };
-    const prepared = events.map((event, index) => prepare(event, expectedVersion + index + 1));
+    const prepared = events.map((event, index) => prepare(event, expectedVersion + index + 1, this.maxEventBytes));
     // Only a caller-chosen id can already exist; fresh UUIDs never do.
     const replayKey = events[0].eventId !== undefined ? prepared[0].eventId : null;
     const nextVersion = expectedVersion + events.length;
@@ -225,23 +229,20 @@ export class PostgresEventStore {
   }
 
   private isEventIdConflict(error: unknown): boolean {
-    const fields = pgErrorFields(error);
-    return (
-      fields.code === UNIQUE_VIOLATION &&
-      fields.constraint === EVENT_ID_CONSTRAINT &&
-      `"${fields.schema}"` === this.tables.schema
-    );
+    return isUniqueViolation(error, EVENT_ID_CONSTRAINT) && `"${pgErrorFields(error).schema}"` === this.tables.schema;
   }
 }
 
-function prepare(event: NewEvent, streamVersion: number): PreparedEvent {
+function prepare(event: NewEvent, streamVersion: number, maxEventBytes: number): PreparedEvent {
+  const metadataJson = toStorableJson(event.metadata);
   return {
     eventId: event.eventId ?? randomUUID(),
     type: event.type,
     schemaVersion: event.schemaVersion ?? 1,
     streamVersion,
-    // NUL-free, so any text can be appended; projections and callers see the stored form (parsed back).
-    dataJson: toStorableJson(event.data),
-    metadataJson: toStorableJson(event.metadata),
+    // NUL-free and within MAX_EVENT_BYTES, so any text can be appended and every event can be relayed;
+    // projections, deciders and callers see the stored (possibly cut) form, parsed back.
+    dataJson: storableEventData(event.type, event.data, metadataJson, maxEventBytes),
+    metadataJson,
   };
 }

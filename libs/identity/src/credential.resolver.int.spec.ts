@@ -61,7 +61,7 @@ describe('CredentialResolver', () => {
     new CredentialResolver({
       dataSource,
       cacheTtlMs,
-      oidc: { issuer: null, jwksUrl: null, jwksFile: null, keysDir: dataDir, ...oidc },
+      oidc: { issuer: null, jwksUrl: null, jwksFile: null, keysDir: dataDir, localDev: true, ...oidc },
     });
 
   beforeAll(async () => {
@@ -254,6 +254,7 @@ describe('CredentialResolver', () => {
         .setSubject(overrides.sub ?? 'alice')
         .setIssuer(overrides.iss ?? EXTERNAL_ISSUER)
         .setAudience(overrides.aud ?? OAUTH_AUDIENCE)
+        .setIssuedAt()
         .setExpirationTime(overrides.exp ?? '5m')
         .sign(privateKey);
 

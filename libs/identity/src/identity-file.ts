@@ -1,6 +1,6 @@
 /**
  * The `admin apply` file (CONTRACT section 11): its shape, checked with zod before anything is written.
- * References that may point at rows already in the database are checked by IdentityStore.apply.
+ * References that may point at rows already in the database are checked when it is applied (identity-file.apply.ts).
  */
 import { z } from 'zod';
 import { DomainError, UUID_PATTERN } from '@interns/contracts';

@@ -110,7 +110,15 @@ describe('IdentityStore', () => {
 
   it('upserts everything, stores only hashes, and re-applying is a no-op', async () => {
     const first = await store.apply(baseFile());
-    expect(first).toEqual({ organizations: 2, workspaces: 2, members: 2, api_keys: 3 });
+    // New rows are not changes: an organization created outside the programme had no access to lose.
+    expect(first).toEqual({
+      organizations: 2,
+      workspaces: 2,
+      members: 2,
+      api_keys: 3,
+      deactivated_members: [],
+      organizations_left_programme: [],
+    });
     const before = await dataSource.query(
       'SELECT id, updated_at FROM identity.organizations ORDER BY id',
     );
@@ -139,7 +147,14 @@ describe('IdentityStore', () => {
         { key: 'store-spec-user-key', kind: 'user', organization_id: 'org-a', workspace_id: WORKSPACE_A, member_id: 'alice', disabled: true },
       ],
     });
-    expect(result).toEqual({ organizations: 0, workspaces: 0, members: 1, api_keys: 1 });
+    expect(result).toEqual({
+      organizations: 0,
+      workspaces: 0,
+      members: 1,
+      api_keys: 1,
+      deactivated_members: ['alice'],
+      organizations_left_programme: [],
+    });
     const [alice] = await dataSource.query("SELECT active FROM identity.members WHERE id = 'alice'");
     expect(alice.active).toBe(false);
     const [key] = await dataSource.query('SELECT disabled FROM identity.api_keys WHERE key_hash = $1', [hashApiKey('store-spec-user-key')]);
@@ -147,6 +162,25 @@ describe('IdentityStore', () => {
     await expect(
       store.apply({ workspaces: [{ id: WORKSPACE_A, organization_id: 'org-b', name: 'moved' }] }),
     ).rejects.toThrow(`workspaces[0].organization_id: workspace ${WORKSPACE_A} already belongs to organization org-a, not org-b`);
+    await store.apply(baseFile());
+  });
+
+  it('reports organizations leaving the programme, and a failing beforeCommit applies nothing', async () => {
+    const leaving = { organizations: [{ id: 'org-a', name: 'Org A', programme: false, lifecycle_writes: true }] };
+    await expect(
+      store.apply(leaving, async () => {
+        throw new Error('lifecycle is down');
+      }),
+    ).rejects.toThrow('lifecycle is down');
+    const [kept] = await dataSource.query("SELECT programme FROM identity.organizations WHERE id = 'org-a'");
+    expect(kept.programme).toBe(true);
+    const seen: string[][] = [];
+    const result = await store.apply(leaving, async (r) => {
+      seen.push(r.organizations_left_programme);
+    });
+    expect(result.organizations_left_programme).toEqual(['org-a']);
+    expect(seen).toEqual([['org-a']]);
+    expect((await store.apply(leaving)).organizations_left_programme).toEqual([]);
     await store.apply(baseFile());
   });
 

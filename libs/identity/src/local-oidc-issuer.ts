@@ -3,8 +3,8 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
-import { LOCAL_OIDC_DIR, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
-import { makePrivateDirectory, moveLegacyFile, publishNoClobber, temporaryPath } from '@interns/files';
+import { DEFAULT_OIDC_MAX_TOKEN_AGE_S, LOCAL_OIDC_DIR, LOCAL_OIDC_ISSUER, OAUTH_AUDIENCE } from '@interns/contracts';
+import { makePrivateDirectory, moveLegacyFile, publishNoClobber, readFileIfExists, temporaryPath } from '@interns/files';
 
 export const LOCAL_OIDC_ALGORITHM = 'EdDSA';
 export const LOCAL_OIDC_PRIVATE_KEY_FILE = 'signing-key.private.jwk.json';
@@ -37,6 +37,11 @@ export interface LocalOidcKeyLocation {
   legacyDataDir?: string;
 }
 
+export interface LocalOidcIssuerOptions extends LocalOidcKeyLocation {
+  /** OIDC_MAX_TOKEN_AGE_S: a longer lifetime is refused here, since the gateway would refuse the token anyway. */
+  maxTokenAgeSeconds?: number;
+}
+
 /** The directory of the development issuer's key files under KEYS_DIR (before KEYS_DIR: under DATA_DIR). */
 export function localOidcDir(keysDir: string): string {
   return join(resolve(keysDir), LOCAL_OIDC_DIR);
@@ -54,9 +59,10 @@ export class LocalOidcIssuer {
     private readonly publicJwk: JWK,
     readonly kid: string,
     readonly directory: string,
+    readonly maxTokenAgeSeconds: number,
   ) {}
 
-  static async open(location: LocalOidcKeyLocation): Promise<LocalOidcIssuer> {
+  static async open(location: LocalOidcIssuerOptions): Promise<LocalOidcIssuer> {
     const directory = localOidcDir(location.keysDir);
     await makePrivateDirectory(directory, location.keysDir);
     const privatePath = join(directory, LOCAL_OIDC_PRIVATE_KEY_FILE);
@@ -79,7 +85,8 @@ export class LocalOidcIssuer {
     const { d: _d, ...publicFields } = privateJwk;
     const publicJwk: JWK = { ...publicFields, alg: LOCAL_OIDC_ALGORITHM, use: 'sig', kid: privateJwk.kid };
     const privateKey = await importJWK({ ...privateJwk, alg: LOCAL_OIDC_ALGORITHM }, LOCAL_OIDC_ALGORITHM);
-    const issuer = new LocalOidcIssuer(privateKey, publicJwk, privateJwk.kid as string, directory);
+    const maxTokenAgeSeconds = location.maxTokenAgeSeconds ?? DEFAULT_OIDC_MAX_TOKEN_AGE_S;
+    const issuer = new LocalOidcIssuer(privateKey, publicJwk, privateJwk.kid as string, directory, maxTokenAgeSeconds);
     await issuer.publishJwks();
     return issuer;
   }
@@ -94,6 +101,9 @@ export class LocalOidcIssuer {
   }
 
   async sign(claims: LocalTokenClaims): Promise<string> {
+    if (claims.ttlSeconds > this.maxTokenAgeSeconds) {
+      throw new RangeError(`a token may live at most ${this.maxTokenAgeSeconds} s (OIDC_MAX_TOKEN_AGE_S), asked for ${claims.ttlSeconds} s`);
+    }
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ org: claims.org, workspace_id: claims.workspace_id, scope: claims.scope })
       .setProtectedHeader({ alg: LOCAL_OIDC_ALGORITHM, kid: this.kid, typ: 'JWT' })
@@ -127,13 +137,8 @@ async function generatePrivateJwk(): Promise<JWK> {
 async function readKeyFile(path: string): Promise<(JWK & { kid: string; d: string }) | null> {
   // Only the copy fallback can expose a half-written file, and only for a moment: retry briefly.
   for (let attempt = 0; ; attempt += 1) {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
+    const text = await readFileIfExists(path);
+    if (text === null) return null;
     try {
       const jwk = JSON.parse(text) as JWK;
       if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string' || typeof jwk.x !== 'string' || typeof jwk.kid !== 'string') {

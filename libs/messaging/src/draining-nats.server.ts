@@ -3,6 +3,7 @@ import type { CustomStrategy, NatsContext, WritePacket } from '@nestjs/microserv
 import { ServerNats } from '@nestjs/microservices';
 import type { ServiceName } from '@interns/contracts';
 import { natsTransportOptions } from './nats-connection';
+import type { NatsSecurity } from './nats-credentials';
 
 /**
  * How long a stopping service waits for its NATS handlers in flight. Equal to the default lifecycle route
@@ -119,7 +120,12 @@ export class DrainingNatsServer extends ServerNats {
 }
 
 /** `app.connectMicroservice` options: queue group `<service>` served by a `DrainingNatsServer`. */
-export function drainingNatsStrategy(options: { url: string; queue: ServiceName; handlerDrainTimeoutMs?: number }): CustomStrategy {
+export function drainingNatsStrategy(options: {
+  url: string;
+  queue: ServiceName;
+  security?: NatsSecurity;
+  handlerDrainTimeoutMs?: number;
+}): CustomStrategy {
   const { options: serverOptions } = natsTransportOptions(options);
   return { strategy: new DrainingNatsServer(serverOptions ?? {}, options.handlerDrainTimeoutMs) };
 }

@@ -1,7 +1,8 @@
 import { connect, NatsConnection } from '@nats-io/transport-node';
 import type { NatsOptions } from '@nestjs/microservices';
 import { Transport } from '@nestjs/microservices';
-import type { ServiceName } from '@interns/contracts';
+import type { NatsProcess, ServiceName } from '@interns/contracts';
+import { type NatsSecurity, natsSecurityOptions } from './nats-credentials';
 
 /**
  * Shared by every NATS connection of the platform: never give up reconnecting (the client's default
@@ -19,15 +20,17 @@ export const RECONNECT_OPTIONS = {
  */
 const REQUEST_OPTIONS = { noAsyncTraces: true } as const;
 
-export function connectNats(options: { url: string; name: string }): Promise<NatsConnection> {
-  return connect({ servers: options.url, name: options.name, ...RECONNECT_OPTIONS, ...REQUEST_OPTIONS });
+/** `as` names the NATS user (its credentials file) when it differs from the connection's name; `security` unset: anonymous. */
+export function connectNats(options: { url: string; name: string; as?: NatsProcess; security?: NatsSecurity }): Promise<NatsConnection> {
+  const security = options.security ? natsSecurityOptions(options.as ?? (options.name as NatsProcess), options.security) : {};
+  return connect({ servers: options.url, name: options.name, ...RECONNECT_OPTIONS, ...REQUEST_OPTIONS, ...security });
 }
 
 /**
  * Options for `app.connectMicroservice`: one queue group per service so replicas share the work. Services
  * serve them through `drainingNatsStrategy`, whose shutdown replaces Nest's fixed grace period below.
  */
-export function natsTransportOptions(options: { url: string; queue: ServiceName }): NatsOptions {
+export function natsTransportOptions(options: { url: string; queue: ServiceName; security?: NatsSecurity }): NatsOptions {
   return {
     transport: Transport.NATS,
     options: {
@@ -37,6 +40,7 @@ export function natsTransportOptions(options: { url: string; queue: ServiceName 
       gracefulShutdown: true,
       gracePeriod: 2000,
       ...RECONNECT_OPTIONS,
+      ...natsSecurityOptions(options.queue, options.security),
     },
   };
 }

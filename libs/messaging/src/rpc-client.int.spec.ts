@@ -7,7 +7,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DomainError } from '@interns/contracts';
 import { testNatsPrefix } from '@interns/testing';
 import { DomainErrorRpcFilter } from './domain-error.filter';
-import { toHttpError } from './http-error';
 import { connectNats, natsTransportOptions } from './nats-connection';
 import { RemoteServiceError, RpcClient, RpcTimeoutError, RpcUnavailableError } from './rpc-client';
 
@@ -72,28 +71,20 @@ describe('RpcClient against a NestJS NATS microservice', () => {
     });
   });
 
-  it('carries a domain refusal as a typed error that maps to the contract envelope', async () => {
+  it('carries a domain refusal as a typed error with its reason', async () => {
     const error = await client.request(subject('refuse'), {}, { timeoutMs: 2000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RemoteServiceError);
-    expect(toHttpError(error, 10000)).toEqual({
-      status: 409,
-      body: {
-        error: {
-          code: 409,
-          message: 'an intern with this name already exists',
-          metadata: { reason: 'name_taken', retryable: false },
-        },
-      },
-      headers: {},
+    expect((error as RemoteServiceError).payload).toEqual({
+      kind: 'service_error',
+      reason: 'name_taken',
+      message: 'an intern with this name already exists',
     });
   });
 
-  it('hides unexpected failures behind a retryable internal_error', async () => {
+  it('hides unexpected failures behind an internal_error without internals', async () => {
     const error = await client.request(subject('crash'), {}, { timeoutMs: 2000 }).catch((e: unknown) => e);
-    const http = toHttpError(error, 10000);
-    expect(http.status).toBe(500);
-    expect(http.body.error.metadata).toEqual({ reason: 'internal_error', retryable: true });
-    expect(JSON.stringify(http.body)).not.toContain('secret internals');
+    expect(error).toBeInstanceOf(RemoteServiceError);
+    expect((error as RemoteServiceError).payload).toEqual({ kind: 'service_error', reason: 'internal_error', message: 'internal error' });
   });
 
   it('fails at once with RpcUnavailableError when nobody serves the subject', async () => {
@@ -101,16 +92,12 @@ describe('RpcClient against a NestJS NATS microservice', () => {
     const error = await client.request(subject('nobody'), {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcUnavailableError);
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(toHttpError(error, 10000)).toMatchObject({ status: 500, headers: { 'retry-after': '1' } });
   });
 
-  it('gives up at its deadline with RpcTimeoutError quoting the route deadline', async () => {
+  it('gives up at its deadline with RpcTimeoutError', async () => {
     const started = Date.now();
     const error = await client.request(subject('slow'), {}, { timeoutMs: 300 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcTimeoutError);
     expect(Date.now() - started).toBeLessThan(1200);
-    expect(toHttpError(error, 10000).body).toEqual({
-      error: { code: 408, message: 'route deadline of 10s exceeded', metadata: { reason: 'timeout', retryable: true } },
-    });
   });
 });

@@ -5,3 +5,4 @@ export * from './tracing';
 export * from './trace-carriers';
 export * from './nats-request-context.interceptor';
 export * from './tracing-shutdown';
+export * from './log-redaction';

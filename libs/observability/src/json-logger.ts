@@ -3,6 +3,7 @@ import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import pino from 'pino';
 import type { LogLevelName } from '@interns/contracts';
 import { logLevelForNest, nestLevelsFor } from './log-levels';
+import { LOG_REDACT_PATHS, REDACTED } from './log-redaction';
 import { entryFromNestArguments } from './nest-log-arguments';
 import { currentCorrelationId } from './request-context';
 import { activeTraceIds } from './tracing';
@@ -28,7 +29,8 @@ function requestFields(): Record<string, string> {
 
 /**
  * Nest's LoggerService on pino: one JSON object per line (`time`, `level`, `service`, `context`, `msg`,
- * `correlation_id` while a request is handled, `err` with its stack). Installed, it is what every
+ * `correlation_id` while a request is handled, `err` with its stack); credential fields are `[Redacted]`
+ * (log-redaction.ts). Installed, it is what every
  * `new Logger(context)` in the process writes through.
  */
 export class JsonLogger implements LoggerService {
@@ -43,6 +45,8 @@ export class JsonLogger implements LoggerService {
         timestamp: pino.stdTimeFunctions.isoTime,
         formatters: { level: (label) => ({ level: label }) },
         mixin: requestFields,
+        // Credentials never reach a log line, whoever logs the object that holds them.
+        redact: { paths: LOG_REDACT_PATHS, censor: REDACTED },
       },
       options.destination,
     );

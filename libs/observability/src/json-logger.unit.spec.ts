@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { JsonLogger } from './json-logger';
+import { redactUrlCredentials } from './log-redaction';
 import { runInRequestContext } from './request-context';
 
 /** A destination that keeps every written line, parsed. */
@@ -66,5 +67,59 @@ describe('JsonLogger', () => {
     logger.verbose('still hidden', 'X');
     expect(sink.lines().map((line) => [line.level, line.msg])).toEqual([['debug', 'shown']]);
     expect(logger.level).toBe('debug');
+  });
+});
+
+describe('JsonLogger redaction', () => {
+  const SECRET = 'sk-very-secret-value';
+
+  it('writes [Redacted] for authorization headers, tokens, keys and secrets, at the top and nested', () => {
+    const sink = lineSink();
+    const logger = new JsonLogger({ service: 'gateway', destination: sink.stream });
+    logger.warn(
+      'request refused',
+      {
+        req: { method: 'POST', url: '/api/v1/interns', headers: { authorization: `Bearer ${SECRET}`, 'x-api-key': SECRET, accept: 'json' } },
+        token: SECRET,
+        principal: { memberId: 'alice', api_key: SECRET, daemonToken: SECRET },
+        nats: { creds: { seed: SECRET, password: SECRET, nkey: SECRET } },
+        oauth: { client_secret: SECRET, refresh_token: SECRET, nested: { deeper: { secret: SECRET } } },
+        signing: { privateKey: SECRET, 'x-intern-invoke-signature': SECRET },
+        cookie: SECRET,
+      },
+      'Admission',
+    );
+    const [line] = sink.lines();
+    const text = JSON.stringify(line);
+    expect(text).not.toContain(SECRET);
+    expect(line).toMatchObject({
+      msg: 'request refused',
+      context: 'Admission',
+      req: { method: 'POST', url: '/api/v1/interns', headers: { authorization: '[Redacted]', 'x-api-key': '[Redacted]', accept: 'json' } },
+      token: '[Redacted]',
+      principal: { memberId: 'alice', api_key: '[Redacted]', daemonToken: '[Redacted]' },
+      nats: { creds: '[Redacted]' },
+      oauth: { client_secret: '[Redacted]', refresh_token: '[Redacted]', nested: { deeper: { secret: '[Redacted]' } } },
+      signing: { privateKey: '[Redacted]', 'x-intern-invoke-signature': '[Redacted]' },
+      cookie: '[Redacted]',
+    });
+  });
+
+  it('leaves the logged objects themselves untouched', () => {
+    const sink = lineSink();
+    const logger = new JsonLogger({ service: 'gateway', destination: sink.stream });
+    const headers = { authorization: `Bearer ${SECRET}` };
+    logger.log('x', { headers });
+    expect(headers.authorization).toBe(`Bearer ${SECRET}`);
+  });
+});
+
+describe('redactUrlCredentials', () => {
+  it('hides the values of credential query parameters and keeps the rest', () => {
+    expect(redactUrlCredentials('/api/v1/interns')).toBe('/api/v1/interns');
+    expect(redactUrlCredentials('/x?access_token=abc&limit=5&api_key=k&api-key=k2&Authorization=b&page=2')).toBe(
+      '/x?access_token=[Redacted]&limit=5&api_key=[Redacted]&api-key=[Redacted]&Authorization=[Redacted]&page=2',
+    );
+    expect(redactUrlCredentials('/cb?code=c&state=s&client%5Fsecret=z&flag')).toBe('/cb?code=[Redacted]&state=s&client%5Fsecret=[Redacted]&flag');
   });
 });

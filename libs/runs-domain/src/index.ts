@@ -1,4 +1,5 @@
 export * from './session/session.events';
 export * from './session/session.commands';
 export * from './session/session.decider';
+export * from './session/shell-consent';
 export * from './session/run-transcript';

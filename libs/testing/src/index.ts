@@ -3,3 +3,7 @@ export * from './service-process';
 export * from './platform';
 export * from './service-process.spec-kit';
 export * from './sse-client';
+export * from './http-call';
+export * from './openapi-validator';
+export * from './otlp-collector';
+export * from './test-streams';

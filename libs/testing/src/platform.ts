@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { ExitResult, freePort, startServiceProcess, ServiceProcess } from './service-process';
 import { JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
+import { deleteTestStreams } from './test-streams';
+import { sendAgainOnEarlyClose } from './http-call';
 
 const run = promisify(execFile);
 export const PLATFORM_SERVICES = ['lifecycle', 'runs', 'analytics', 'gateway'] as const;
@@ -78,15 +80,18 @@ export class Platform {
       RUNS_PORT: String(ports.runs),
       ANALYTICS_PORT: String(ports.analytics),
       PUBLIC_HOST: 'localhost',
+      // The tests mint tokens with `admin oauth-token`, i.e. the local development issuer.
+      OIDC_LOCAL_DEV: 'true',
       ...options.env,
     };
     const platform = new Platform(database, env, ports, dataDir);
-    try {
-      // Services migrate their own schemas; starting them in parallel also proves the migration lock.
-      await Promise.all((options.services ?? PLATFORM_SERVICES).map((service) => platform.startService(service)));
-    } catch (error) {
+    // Services migrate their own schemas; starting them in parallel also proves the migration lock. Every start
+    // is awaited before a failure is reported, so the stop below also ends services that were still starting.
+    const started = await Promise.allSettled((options.services ?? PLATFORM_SERVICES).map((service) => platform.startService(service)));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) {
       await platform.stop();
-      throw error;
+      throw failed.reason;
     }
     return platform;
   }
@@ -186,9 +191,16 @@ export class Platform {
     await this.admin('apply', path);
   }
 
-  /** One HTTP request to the gateway (node:http, so a Host header can be set as a client would). */
+  /**
+   * One HTTP request to the gateway (node:http, so a Host header can be set as a client would), sent again
+   * when the server's early close (413) lost the answer; see `call`.
+   */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
   api<T = any>(path: string, request: ApiRequest = {}): Promise<ApiResponse<T>> {
+    return sendAgainOnEarlyClose(() => this.apiOnce<T>(path, request));
+  }
+
+  private apiOnce<T>(path: string, request: ApiRequest): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...request.headers };
     if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
     let body: string | Buffer | undefined;
@@ -200,10 +212,12 @@ export class Platform {
     }
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     return new Promise((done, fail) => {
+      let answered = false;
       const outgoing = httpRequest(
         `${request.baseUrl ?? this.gatewayUrl}${path}`,
         { method: request.method ?? (body === undefined ? 'GET' : 'POST'), headers },
         (incoming) => {
+          answered = true;
           const chunks: Buffer[] = [];
           incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
           incoming.on('error', fail);
@@ -219,7 +233,7 @@ export class Platform {
           });
         },
       );
-      outgoing.on('error', fail);
+      outgoing.on('error', (error) => answered || fail(error));
       outgoing.end(body);
     });
   }
@@ -228,6 +242,7 @@ export class Platform {
     const running = [...this.processes.values(), ...this.replicas.splice(0).map((replica) => replica.process)];
     await Promise.all(running.map((p) => p.stop('SIGTERM').catch(() => p.kill())));
     this.processes.clear();
+    await deleteTestStreams(this.env.NATS_PREFIX, this.env.NATS_URL).catch(() => undefined);
     await this.database.drop();
     await rm(this.dataDir, { recursive: true, force: true });
   }

@@ -5,6 +5,7 @@ import { connect, NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { freePort, ServiceProcess, startServiceProcess } from './service-process';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
+import { deleteTestStreams } from './test-streams';
 
 /**
  * The checks every service process passes (spec files call this inside jest): it runs the built service
@@ -41,6 +42,7 @@ export function describeServiceProcess(options: {
     afterAll(async () => {
       service?.kill();
       await nc?.close();
+      await deleteTestStreams(prefix).catch(() => undefined);
       await db?.drop();
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });

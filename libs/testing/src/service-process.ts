@@ -1,9 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { TEST_JETSTREAM_MAX_BYTES } from './test-streams';
 
 /** A TCP port that was free a moment ago: listen on 0, read the port, close. */
 export function freePort(): Promise<number> {
@@ -132,7 +133,7 @@ export async function startServiceProcess(options: {
   env: Record<string, string>;
   readyTimeoutMs?: number;
 }): Promise<ServiceProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, JETSTREAM_MAX_BYTES: String(TEST_JETSTREAM_MAX_BYTES), ...options.env };
   delete env.NODE_OPTIONS;
   const child = startChild(process.execPath, [resolve(options.entry)], env);
   const url = `http://127.0.0.1:${options.port}`;
@@ -159,12 +160,22 @@ export interface NatsServerProcess extends ChildHandle {
 
 /**
  * A private nats-server for tests that need a broker outage (never stop the shared one). Restart
- * it on the same port by calling this again with `port`.
+ * it on the same port by calling this again with `port`. `config`: a configuration file (e.g. `admin nats-setup`'s);
+ * address and port still come from here.
  */
-export async function startNatsServer(options: { port?: number; jetstream?: boolean } = {}): Promise<NatsServerProcess> {
+export async function startNatsServer(
+  options: { port?: number; jetstream?: boolean; config?: string; /** bytes; the server's default is 1 MiB */ maxPayload?: number } = {},
+): Promise<NatsServerProcess> {
   const port = options.port ?? (await freePort());
   const storeDir = await mkdtemp(join(tmpdir(), 'nats-test-'));
-  const args = ['-a', '127.0.0.1', '-p', String(port)];
+  let config = options.config;
+  // No command-line flag sets it: a configuration file does (the flags below still apply).
+  if (options.maxPayload !== undefined) {
+    if (config !== undefined) throw new Error('startNatsServer: give either config or maxPayload');
+    config = join(storeDir, 'nats-server.conf');
+    await writeFile(config, `max_payload: ${options.maxPayload}\n`);
+  }
+  const args = [...(config ? ['-c', config] : []), '-a', '127.0.0.1', '-p', String(port)];
   if (options.jetstream) args.push('-js', '-sd', storeDir);
   const child = startChild(process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server', args, process.env);
   const url = `nats://127.0.0.1:${port}`;

@@ -31,9 +31,38 @@ export async function readIdentityFile(file: string): Promise<unknown> {
   }
 }
 
-/** `apply <file.json>`: upserts organizations, workspaces, members and API keys, all or nothing. */
-export async function runApply(options: ApplyOptions, store: () => Promise<IdentityStore>): Promise<ApplyResult> {
+/** Deletes the daemon tokens of these members and of these organizations' interns; resolves to how many. */
+export type DaemonTokenRevoker = (memberIds: string[], organizationIds: string[]) => Promise<number>;
+
+export interface ApplyOutput extends ApplyResult {
+  revoked_daemon_tokens: number;
+}
+
+/**
+ * `apply <file.json>`: upserts organizations, workspaces, members and API keys, all or nothing. Deactivated
+ * members and organizations that left the programme lose their daemon tokens before the apply commits: the
+ * change is only seen as one (active before, inactive after) inside this apply, so a revocation that fails
+ * rolls it back and running apply again retries both.
+ */
+export async function runApply(
+  options: ApplyOptions,
+  store: () => Promise<IdentityStore>,
+  revokeDaemonTokens: DaemonTokenRevoker,
+): Promise<ApplyOutput> {
   // Read first: a missing or malformed file fails before the database is even opened.
   const file = await readIdentityFile(options.file);
-  return (await store()).apply(file);
+  let revoked = 0;
+  const result = await (await store()).apply(file, async ({ deactivated_members: members, organizations_left_programme: organizations }) => {
+    if (members.length === 0 && organizations.length === 0) return;
+    try {
+      revoked = await revokeDaemonTokens(members, organizations);
+    } catch (error) {
+      throw new Error(
+        `nothing applied: revoking the daemon tokens of members [${members.join(', ')}] and organizations ` +
+          `[${organizations.join(', ')}] is pending (${(error as Error).message}); run apply again`,
+        { cause: error },
+      );
+    }
+  });
+  return { ...result, revoked_daemon_tokens: revoked };
 }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AckPolicy,
   type Consumer,
@@ -12,16 +11,10 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
-import { counter } from '@interns/health';
+import { counter } from '@interns/service-runtime';
+import { describeError, WorkerLoop, type WorkerLogger } from '@interns/workers';
 import type { FactsApplier } from '../facts/facts-applier';
 import { type EventSource, MalformedEventError, parseIntegrationEvent } from './integration-event';
-
-/** Compatible with Nest's `Logger` and with `console`. */
-export interface ConsumerLogger {
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
 
 export interface EventStreamConsumerOptions {
   nats: NatsConnection;
@@ -40,12 +33,11 @@ export interface EventStreamConsumerOptions {
   batchSize?: number;
   /** First backoff after a failure to reach JetStream (doubles up to 5 s). */
   retryDelayMs?: number;
-  logger?: ConsumerLogger;
+  logger?: WorkerLogger;
 }
 
 /** nats-server's answer to adding a stream that exists with another configuration. */
 const STREAM_NAME_IN_USE = 10058;
-const MAX_BACKOFF_MS = 5_000;
 const MAX_NAK_DELAY_MS = 60_000;
 
 const events = counter<'source' | 'outcome'>({
@@ -70,56 +62,50 @@ export class EventStreamConsumer {
   private readonly ackWaitMs: number;
   private readonly batchSize: number;
   private readonly nakDelayMs: number;
-  private readonly retryDelayMs: number;
-  private readonly logger: ConsumerLogger;
-  private loop: Promise<void> | null = null;
-  private stopping = false;
+  private readonly logger: WorkerLogger;
+  private readonly worker: WorkerLoop;
   private messages: ConsumerMessages | null = null;
-  private wake: (() => void) | null = null;
 
   constructor(private readonly options: EventStreamConsumerOptions) {
     this.ackWaitMs = options.ackWaitMs ?? 10_000;
     this.batchSize = options.batchSize ?? 20;
     this.nakDelayMs = options.nakDelayMs ?? 1_000;
-    this.retryDelayMs = options.retryDelayMs ?? 200;
     this.logger = options.logger ?? console;
+    this.worker = new WorkerLoop({
+      name: `analytics consumer ${options.streamName}/${options.durableName}`,
+      // Every replica consumes: the durable consumer splits the messages between them.
+      round: () => this.consumeUntilClosed(),
+      pollIntervalMs: 0,
+      firstBackoffMs: options.retryDelayMs ?? 200,
+      logger: this.logger,
+    });
   }
 
   /** Starts consuming in the background (start-up never waits for JetStream). */
   start(): void {
-    if (this.loop !== null) return;
-    this.stopping = false;
-    this.loop = this.run();
+    this.worker.start();
   }
 
   /** Finishes the message being applied (and acknowledges it), then stops pulling. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.wake?.();
+    const stopped = this.worker.stop();
     await this.messages?.close();
-    await this.loop;
-    this.loop = null;
+    await stopped;
   }
 
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        const consumer = await this.ensureConsumer();
-        if (this.stopping) break;
-        const messages = await consumer.consume({ max_messages: this.batchSize });
-        this.messages = messages;
-        if (this.stopping) await messages.close();
-        failures = 0;
-        for await (const message of messages) await this.handle(message);
-      } catch (error) {
-        failures += 1;
-        const delay = Math.min(this.retryDelayMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
-        this.logger.warn(`${this.describeSelf()}: ${describe(error)}; retrying in ${delay} ms`);
-        await this.pause(delay);
-      } finally {
-        this.messages = null;
-      }
+  /** One subscription, from the durable consumer's position until it closes (stop) or fails. */
+  private async consumeUntilClosed(): Promise<'more'> {
+    try {
+      const consumer = await this.ensureConsumer();
+      if (this.worker.isStopping) return 'more';
+      const messages = await consumer.consume({ max_messages: this.batchSize });
+      this.messages = messages;
+      if (this.worker.isStopping) await messages.close();
+      this.worker.markProgress();
+      for await (const message of messages) await this.handle(message);
+      return 'more';
+    } finally {
+      this.messages = null;
     }
   }
 
@@ -130,20 +116,20 @@ export class EventStreamConsumer {
       event = parseIntegrationEvent(message.data);
     } catch (error) {
       // Not an integration event at all: no later version of this code could apply it either.
-      this.logger.error(`${this.describeSelf()}: dropping message ${message.seq} on ${message.subject}: ${describe(error)}`);
+      this.logger.error(`${this.describeSelf()}: dropping message ${message.seq} on ${message.subject}: ${describeError(error)}`);
       events.inc({ source, outcome: 'rejected' });
       // No reason text: servers before 2.11 ignore a +TERM that carries one.
       message.term();
       return;
     }
     try {
-      const outcome = await this.options.applier.apply(source, event);
+      const outcome = await this.options.applier.apply(event);
       message.ack();
       events.inc({ source, outcome });
     } catch (error) {
       // Malformed data may be a newer event shape than this replica knows: kept, and offered again later.
       const log = error instanceof MalformedEventError ? this.logger.error : this.logger.warn;
-      log.call(this.logger, `${this.describeSelf()}: event ${event.event_id} (${event.type}) not applied: ${describe(error)}`);
+      log.call(this.logger, `${this.describeSelf()}: event ${event.id} (${event.type}) not applied: ${describeError(error)}`);
       events.inc({ source, outcome: 'failed' });
       message.nak(Math.min(this.nakDelayMs * message.info.deliveryCount, MAX_NAK_DELAY_MS));
     }
@@ -188,20 +174,8 @@ export class EventStreamConsumer {
   private describeSelf(): string {
     return `analytics consumer ${this.options.streamName}/${this.options.durableName}`;
   }
-
-  private async pause(ms: number): Promise<void> {
-    if (this.stopping) return;
-    const wakeUp = new AbortController();
-    this.wake = () => wakeUp.abort();
-    await sleep(ms, undefined, { signal: wakeUp.signal }).catch(() => undefined);
-    this.wake = null;
-  }
 }
 
 function isApiError(error: unknown, code: number): boolean {
   return error instanceof JetStreamApiError && error.code === code;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

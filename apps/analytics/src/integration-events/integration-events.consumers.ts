@@ -1,19 +1,18 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { SERVICE_DEPS } from '@interns/health';
-import type { ServiceDeps } from '@interns/health';
+import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { INTEGRATION_EVENT_DURABLES } from '@interns/contracts';
+import type { ServiceDeps } from '@interns/service-runtime';
 import { FactsApplier } from '../facts/facts-applier';
 import { EventStreamConsumer } from './event-stream-consumer';
 import { EVENT_SOURCES } from './integration-event';
 
-/** The durable consumer's name on each source stream: one per consuming service, shared by its replicas. */
-export const ANALYTICS_DURABLE = 'analytics';
+/** The durable consumer's name on each source stream: one per consuming service, shared by its replicas; NATS lets only analytics use it. */
+export const ANALYTICS_DURABLE = INTEGRATION_EVENT_DURABLES.analytics;
 
 /** The analytics service's consumers of the lifecycle and runs integration event streams. */
-@Injectable()
 export class IntegrationEventsConsumers implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly consumers: EventStreamConsumer[];
 
-  constructor(@Inject(SERVICE_DEPS) deps: ServiceDeps) {
+  constructor(deps: ServiceDeps) {
     const applier = new FactsApplier(deps.dataSource);
     this.consumers = EVENT_SOURCES.map(
       (source) =>

@@ -1,7 +1,8 @@
 import { analyticsErrorEnvelope } from '@interns/contracts';
-import type { HttpError } from '@interns/messaging';
+import { API_PREFIX } from '../api-prefix';
+import type { HttpError } from '../http-errors';
 
-const ANALYTICS_PATH = /^\/api\/v1\/analytics(?:[/?#]|$)/;
+const ANALYTICS_PATH = new RegExp(`^${API_PREFIX}/analytics(?:[/?#]|$)`);
 
 /** Whether a request URL is under `/api/v1/analytics`, whose errors carry no `metadata` (CONTRACT section 2). */
 export function isAnalyticsPath(url: string): boolean {

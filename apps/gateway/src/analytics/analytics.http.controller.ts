@@ -3,31 +3,37 @@ import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { subjectsFor } from '@interns/contracts';
 import type { AnalyticsMetaReply, AnalyticsMetaRequest, PlatformConfig, Subjects } from '@interns/contracts';
-import type { CredentialResolver } from '@interns/identity';
+import { CredentialResolver } from '@interns/identity';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
-import { CREDENTIAL_RESOLVER, GATEWAY_CONFIG, RPC_CLIENT } from '../gateway.tokens';
+import { AuthFailureLimiter } from '../auth-failure-limiter';
+import { clientAddressOf } from '../client-address';
+import { GATEWAY_CONFIG } from '../gateway.tokens';
 import { requireManagementKey } from './management-key.check';
 
 /**
- * `/api/v1/analytics` (CONTRACT section 9). The intern checks hook leaves these routes alone: they have
+ * `/api/v1/analytics` (CONTRACT section 9). The admission hook's intern checks leave these routes alone: they have
  * their own credential rule (management keys only) and error shape (no `metadata`, see
  * api-exception.filter.ts). The catalogue is asked of the analytics service, which owns what can be queried.
  */
-@Controller('api/v1/analytics')
+@Controller('analytics')
 export class AnalyticsHttpController {
   private readonly subjects: Subjects;
 
   constructor(
-    @Inject(CREDENTIAL_RESOLVER) private readonly resolver: CredentialResolver,
-    @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
-    @Inject(GATEWAY_CONFIG) config: PlatformConfig,
+    @Inject(CredentialResolver) private readonly resolver: CredentialResolver,
+    @Inject(RpcClient) private readonly rpc: RpcClient,
+    @Inject(AuthFailureLimiter) private readonly authFailures: AuthFailureLimiter,
+    @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
   ) {
     this.subjects = subjectsFor(config.natsPrefix);
   }
 
   @Get('meta')
   async meta(@Req() request: FastifyRequest): Promise<AnalyticsMetaReply> {
-    const credential = await requireManagementKey(this.resolver, request.headers.authorization);
+    const credential = await requireManagementKey(this.resolver, request.headers.authorization, {
+      limiter: this.authFailures,
+      address: clientAddressOf(request, this.config.trustForwardedFor),
+    });
     const correlationId = request.gateway?.correlationId ?? '';
     const payload: AnalyticsMetaRequest = { correlationId, organizationId: credential.organizationId };
     return this.rpc.request<AnalyticsMetaReply>(this.subjects.analytics.meta, payload, {

@@ -28,7 +28,7 @@ import { SseRelay } from './sse-relay';
  * answers; once runs accepted, the relay owns the response. A client that leaves before `[DONE]` (or stops
  * reading) cancels the run.
  */
-@Controller('api/v1/interns')
+@Controller('interns')
 export class ChatHttpController implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Chat');
   /** Streams being relayed; ended (severed, so clients know to retry) when the gateway shuts down. */
@@ -36,10 +36,10 @@ export class ChatHttpController implements BeforeApplicationShutdown {
   private closing = false;
 
   constructor(
-    private readonly services: ServiceClient,
+    @Inject(ServiceClient) private readonly services: ServiceClient,
     @Inject(CHAT_DEPENDENCIES) private readonly chat: ChatDependencies,
     @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
-    private readonly turns: ChatTurnCounter,
+    @Inject(ChatTurnCounter) private readonly turns: ChatTurnCounter,
   ) {}
 
   @Post(`:${INTERN_ID_PARAM}/chat/completions`)

@@ -1,4 +1,4 @@
-import { counter, gauge } from '@interns/health';
+import { counter, gauge } from '@interns/service-runtime';
 import type { RelayOutcome } from './sse-relay';
 
 /** Chat responses being relayed to clients by this gateway. */

@@ -1,11 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { SessionChannel } from '@interns/messaging';
-import type { ChatTurnLimiter } from './chat-turn-limiter';
 
-/** What chat and invoke need besides the service client: the stream subscriptions, the limiter, the session channel. */
+/** What chat needs besides the service client and the turn counter: the stream subscriptions and the session channel. */
 export interface ChatDependencies {
   nats: NatsConnection;
-  limiter: ChatTurnLimiter;
   channel: SessionChannel;
 }
 

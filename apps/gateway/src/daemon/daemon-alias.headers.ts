@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { INTERN_ID_PARAM } from '../intern-routes';
@@ -6,12 +6,12 @@ import { deprecationHeaders } from './daemon-routes';
 
 /**
  * `Deprecation` and `Link` on every answer of the deprecated aliases, refusals included: an `onSend` hook
- * sees the answers of the checks hook (which end the request before any handler runs) as well as the
+ * sees the answers of the admission hook (which end the request before any handler runs) as well as the
  * handler's and the exception filter's.
  */
 @Injectable()
 export class DaemonAliasHeaders implements OnModuleInit {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(@Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerId, parseDaemonSignBody } from '@interns/contracts';
 import type { DaemonAccessReply, DaemonAccessRequest, DaemonSignReply, DaemonSignRequest } from '@interns/contracts';
@@ -13,15 +13,15 @@ const NO_STORE = 'no-store';
 
 /**
  * HTTP adapter of daemon access and signing (CONTRACT section 8), each under its route and its deprecated
- * alias (whose extra headers `DaemonAliasHeaders` adds). Checks 1-5 ran in the onRequest hook; here the body
+ * alias (whose extra headers `DaemonAliasHeaders` adds). Checks 1-5 ran in the admission hook; here the body
  * rules (check 6) and the id's shape; lifecycle decides the rest (visibility, personal identity, scope,
  * running) and records the reveal or signing.
  */
-@Controller('api/v1/interns')
+@Controller('interns')
 export class DaemonHttpController {
   constructor(
-    private readonly services: ServiceClient,
-    private readonly turns: ChatTurnCounter,
+    @Inject(ServiceClient) private readonly services: ServiceClient,
+    @Inject(ChatTurnCounter) private readonly turns: ChatTurnCounter,
   ) {}
 
   @Get(DAEMON_ACCESS_ROUTES)

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { subjectsFor } from '@interns/contracts';
 import type { DaemonSigningKeysReply, PlatformConfig } from '@interns/contracts';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
-import { GATEWAY_CONFIG, RPC_CLIENT } from '../gateway.tokens';
+import { GATEWAY_CONFIG } from '../gateway.tokens';
 
 /** Public keys change only with a key rotation; daemons may cache them briefly. */
 const JWKS_CACHE_CONTROL = 'public, max-age=300';
@@ -13,12 +13,12 @@ const JWKS_CACHE_CONTROL = 'public, max-age=300';
  * `GET /api/v1/daemon/signing-keys`: the JWKS daemons verify signed invokes with. Public (outside `/interns`,
  * so no credential is asked for); lifecycle, which holds the private key, answers with the public half.
  */
-@Controller('api/v1/daemon')
+@Controller('daemon')
 export class SigningKeysHttpController {
   private readonly subject: string;
 
   constructor(
-    @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
+    @Inject(RpcClient) private readonly rpc: RpcClient,
     @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
   ) {
     this.subject = subjectsFor(config.natsPrefix).lifecycle.daemonSigningKeys;
@@ -26,7 +26,7 @@ export class SigningKeysHttpController {
 
   @Get('signing-keys')
   async keys(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<DaemonSigningKeysReply> {
-    // The route deadline runs from arrival, as on every route (the hook stamped it).
+    // The route deadline runs from arrival, as on every route (the admission hook stamped it).
     const state = request.gateway;
     const deadlineMs = state?.routeDeadlineMs ?? this.config.lifecycleRouteDeadlineMs;
     const remainingMs = state === null ? deadlineMs : deadlineMs - (performance.now() - state.arrivedAt);

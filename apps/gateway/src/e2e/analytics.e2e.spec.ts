@@ -4,8 +4,8 @@
  * events, including runs that happened while analytics was down.
  */
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, prompt, query, readStream } from './chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN } from './identities.fixture';
+import { API, createIntern, createRunningIntern, eventually, prompt, query, readStream } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
 
 const META = `${API}/analytics/meta`;
 

@@ -11,7 +11,7 @@ import { Platform, SseResponse } from '@interns/testing';
 import { runTranscripts } from '@interns/runs-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- as above
 import type { SessionEvent } from '@interns/runs-domain';
-import { IDENTITIES, KEYS } from './identities.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 import {
   answer,
   answerBody,
@@ -34,8 +34,8 @@ import {
   sessionRuns,
   sleep,
   untilRole,
-} from './chat.fixture';
-import type { StreamSummary } from './chat.fixture';
+} from '../testing/chat.fixture';
+import type { StreamSummary } from '../testing/chat.fixture';
 
 const INTERACTION_DEADLINE_MS = 1500;
 let platform: Platform;

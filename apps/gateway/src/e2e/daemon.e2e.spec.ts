@@ -10,8 +10,8 @@ import { DaemonTokenCheckReply, subjectsFor } from '@interns/contracts';
 import { InMemoryNonceStore, jwkThumbprint, verifyInvokeRequest } from '@interns/daemon-signing';
 import { connectNats, RpcClient } from '@interns/messaging';
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, refusal } from './chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN } from './identities.fixture';
+import { API, createIntern, createRunningIntern, refusal } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
 
 const TURNS_PER_MINUTE = 4;
 const BODY = Buffer.from('{"input":"deploy the thing"}');
@@ -224,7 +224,8 @@ describe('POST /interns/{id}/daemon/sign', () => {
       [{ bodySha256: BODY_SHA256.toUpperCase() }, 'bodySha256: must be 64 lowercase hex characters'],
       [{ bodySha256: BODY_SHA256.slice(1) }, 'bodySha256: must be 64 lowercase hex characters'],
       [{ bodySha256: BODY_SHA256, extra: 1 }, 'unknown field: extra'],
-      [{ bodySha256: BODY_SHA256, route: { method: 'post', path: '/x' } }, 'route.method: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
+      [{ bodySha256: BODY_SHA256, route: { method: 'post', path: '/x' } }, 'route.method: must be "POST"'],
+      [{ bodySha256: BODY_SHA256, route: { method: 'GET', path: '/x' } }, 'route.method: must be "POST"'],
       [{ bodySha256: BODY_SHA256, route: { method: 'POST', path: 'x' } }, "route.path: must start with '/' and hold printable ASCII without spaces"],
       [{ bodySha256: BODY_SHA256, route: { method: 'POST', path: '/a\nb' } }, "route.path: must start with '/' and hold printable ASCII without spaces"],
       [{ bodySha256: BODY_SHA256, route: { method: 'POST' } }, 'route.path: Invalid input: expected string, received undefined'],

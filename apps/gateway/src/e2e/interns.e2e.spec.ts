@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, INTERN_KEYS, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from './identities.fixture';
+import { IDENTITIES, INTERN_KEYS, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
 
 const API = '/api/v1';
 let platform: Platform;
@@ -369,17 +369,17 @@ describe('integration events', () => {
     try {
       const stream = `${platform.env.NATS_PREFIX}_lifecycle_events`;
       const consumer = await jetstream(nc).consumers.get(stream, {
-        filter_subjects: `${platform.env.NATS_PREFIX}.evt.lifecycle.intern-created`,
+        filter_subjects: `${platform.env.NATS_PREFIX}.evt.lifecycle.intern.created`,
       });
-      const seen: { data: { internId: string }; metadata: { correlation_id: string }; event_id: string }[] = [];
+      const seen: { id: string; type: string; workspace_id: string; correlation_id: string; data: { intern_id: string } }[] = [];
       const deadline = Date.now() + 10_000;
-      while (!seen.some((e) => e.data.internId === created.body.id) && Date.now() < deadline) {
+      while (!seen.some((e) => e.data.intern_id === created.body.id) && Date.now() < deadline) {
         const batch = await consumer.fetch({ max_messages: 500, expires: 1000 });
         for await (const message of batch) seen.push(message.json());
       }
-      const mine = seen.filter((e) => e.data.internId === created.body.id);
+      const mine = seen.filter((e) => e.data.intern_id === created.body.id);
       expect(mine).toHaveLength(1);
-      expect(mine[0]?.metadata.correlation_id).toBe(correlationId);
+      expect(mine[0]).toMatchObject({ type: 'intern.created', workspace_id: created.body.workspace_id, correlation_id: correlationId });
     } finally {
       await nc.close();
     }

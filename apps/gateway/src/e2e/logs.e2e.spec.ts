@@ -4,10 +4,9 @@
  * in the gateway and, across the NATS hop, in lifecycle. Tracing stays off by default: nothing is sent.
  */
 import { randomUUID } from 'node:crypto';
-import { Platform, PLATFORM_SERVICES } from '@interns/testing';
+import { OtlpCollector, Platform, PLATFORM_SERVICES } from '@interns/testing';
 import type { PlatformService, ServiceProcess } from '@interns/testing';
-import { IDENTITIES, KEYS } from './identities.fixture';
-import { OtlpCollector } from './otlp-collector.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
 const API = '/api/v1';
 let collector: OtlpCollector;

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
 import type { PlatformService } from '@interns/testing';
-import { API, createRunningIntern, prompt, readStream, sleep } from './chat.fixture';
-import { IDENTITIES, KEYS } from './identities.fixture';
+import { API, createRunningIntern, prompt, readStream, sleep } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
 const PROMETHEUS_TEXT = /^text\/plain; version=0\.0\.4; charset=utf-8$/;
 const PROVISIONING_STEPS = ['prepare_disk', 'assign_hostname', 'boot_runtime', 'await_health'];

@@ -8,12 +8,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { OPENAPI_DOCUMENT } from '@interns/contracts';
 import type { OpenApiDocument } from '@interns/contracts';
-import { Platform, SseResponse } from '@interns/testing';
-import type { ApiRequest, ApiResponse, JsonAnswer } from '@interns/testing';
-import { OpenApiResponseValidator } from '../testing/openapi-validator';
-import type { ObservedResponse } from '../testing/openapi-validator';
-import { answerBody, API, chatPath, createIntern, createRunningIntern, elicitationReply, promptBody, untilRole } from './chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN, WS_OTHER } from './identities.fixture';
+import { OpenApiResponseValidator, Platform, SseResponse } from '@interns/testing';
+import type { ApiRequest, ApiResponse, JsonAnswer, ObservedResponse } from '@interns/testing';
+import { answerBody, API, chatPath, createIntern, createRunningIntern, elicitationReply, promptBody, untilRole } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
 
 const TURNS_PER_MINUTE = 4;
 const BODY_SHA256 = createHash('sha256').update('{"input":"deploy"}').digest('hex');

@@ -5,8 +5,8 @@
  */
 import { Platform, SseResponse } from '@interns/testing';
 import type { JsonAnswer } from '@interns/testing';
-import { IDENTITIES, KEYS } from './identities.fixture';
-import { chatPath, createRunningIntern, eventually, prompt, promptBody, query, readStream, refusal, sessionEvents, sessionRuns } from './chat.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { chatPath, createRunningIntern, eventually, prompt, promptBody, query, readStream, refusal, sessionEvents, sessionRuns } from '../testing/chat.fixture';
 
 const MAX_TOOL_CALLS_PER_RUN = 50;
 let platform: Platform;

@@ -31,9 +31,9 @@ import {
   sessionEvents,
   sessionRuns,
   untilRole,
-} from './chat.fixture';
-import type { StreamSummary } from './chat.fixture';
-import { IDENTITIES, KEYS } from './identities.fixture';
+} from '../testing/chat.fixture';
+import type { StreamSummary } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
 /** The relay declares a link severed after 3 missed heartbeats: about 600 ms here. */
 const HEARTBEAT_ENV = { STREAM_HEARTBEAT_MS: '200' };

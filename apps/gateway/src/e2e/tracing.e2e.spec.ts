@@ -5,9 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { subjectsFor } from '@interns/contracts';
-import { Platform } from '@interns/testing';
-import { IDENTITIES, KEYS } from './identities.fixture';
-import { CollectedSpan, OTLP_SPAN_KIND, OtlpCollector } from './otlp-collector.fixture';
+import { CollectedSpan, OTLP_SPAN_KIND, OtlpCollector, Platform } from '@interns/testing';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
 const API = '/api/v1';
 let collector: OtlpCollector;

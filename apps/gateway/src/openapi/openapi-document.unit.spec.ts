@@ -1,18 +1,18 @@
 /**
- * The OpenAPI document against the gateway itself: it documents exactly the routes the gateway's controllers
- * declare under /api/v1 (read from Nest's route metadata, the table Nest registers with Fastify), every
+ * The OpenAPI document against the gateway itself: it documents exactly the routes the gateway serves under
+ * /api/v1 (read from Nest's route metadata with the app's global prefix applied, the table Nest registers with
+ * Fastify), every
  * schema in it compiles under strict JSON Schema 2020-12, and what the chunk builders emit matches the
  * documented chunk schemas.
  */
 import type { DynamicModule, Type } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
-import { ChunkBuilder, errorEnvelope, OPENAPI_DOCUMENT } from '@interns/contracts';
+import { ChunkBuilder, errorEnvelope, loadConfig, OPENAPI_DOCUMENT } from '@interns/contracts';
+import { OpenApiResponseValidator } from '@interns/testing';
+import { API_PREFIX, OPERATING_ROUTES } from '../api-prefix';
 import { GatewayModule } from '../gateway.module';
 import type { GatewayDependencies } from '../gateway.tokens';
-import { OpenApiResponseValidator } from '../testing/openapi-validator';
-
-const API_PREFIX = '/api/v1';
 
 /** `METHOD /path/{param}` of every handler of every controller in the module tree. */
 function declaredRoutes(module: DynamicModule): string[] {
@@ -27,7 +27,7 @@ function declaredRoutes(module: DynamicModule): string[] {
       const method = typeof handler === 'function' ? Reflect.getMetadata(METHOD_METADATA, handler) : undefined;
       if (method === undefined) return [];
       const paths = asList(Reflect.getMetadata(PATH_METADATA, handler));
-      return bases.flatMap((base) => paths.map((path) => `${RequestMethod[method as RequestMethod]} ${joinPath(base, path)}`));
+      return bases.flatMap((base) => paths.map((path) => `${RequestMethod[method as RequestMethod]} ${servedPath(joinPath(base, path))}`));
     });
   });
 }
@@ -42,8 +42,13 @@ function joinPath(base: string, path: string): string {
   return joined.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-// Only the module's shape is read: no dependency is touched until Nest instantiates providers.
-const routes = declaredRoutes(GatewayModule.forRoot({} as GatewayDependencies));
+/** Where Nest serves a declared path: under the global prefix unless it is excluded (an operating route). */
+function servedPath(path: string): string {
+  return OPERATING_ROUTES.includes(path.slice(1)) ? path : `${API_PREFIX}${path}`;
+}
+
+// Only the module's shape is read: its services are built from the configuration, no connection is touched.
+const routes = declaredRoutes(GatewayModule.forRoot({ config: loadConfig({}) } as GatewayDependencies));
 const validator = new OpenApiResponseValidator(OPENAPI_DOCUMENT);
 
 it('documents every route the gateway serves under /api/v1, and no other', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { API_BASE_PATH, OPENAPI_DOCUMENT, OPENAPI_DOCUMENT_PATH } from '@interns/contracts';
+import { OPENAPI_DOCUMENT, OPENAPI_DOCUMENT_PATH } from '@interns/contracts';
 import { etagListMatches } from '../intern-icon.reply';
 
 /** The document changes only with a deployment: caches may keep it briefly, then revalidate by ETag. */
@@ -12,9 +12,9 @@ const DOCUMENT_ETAG = `"${createHash('sha256').update(DOCUMENT_JSON).digest('hex
 
 /**
  * `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of the interface (libs/contracts/src/openapi). Public
- * like the signing keys: it is outside `/interns`, so the checks hook (credential, regional host) leaves it alone.
+ * like the signing keys: it is outside `/interns`, so the admission hook's checks (credential, regional host) leave it alone.
  */
-@Controller(API_BASE_PATH)
+@Controller()
 export class OpenApiHttpController {
   @Get(OPENAPI_DOCUMENT_PATH)
   document(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): string | undefined {

@@ -6,6 +6,7 @@ import {
   RecordChatappInstallReply,
   RecordChatappInstallRequest,
 } from '@interns/contracts';
+import { eventMetadata } from '@interns/event-store';
 import type { InternStreams } from '../interns/intern-streams';
 
 const OVERLOOKED_AFTER_MS = 5_000;
@@ -70,7 +71,7 @@ export class ChatappInstallsService {
       const produced = await this.streams.execute(
         internId,
         () => ({ type: 'RecordChatappInstall', data: { at: this.now().toISOString() } }),
-        { correlation_id: correlationId, causation_id: null, actor: null },
+        eventMetadata({ correlationId, actor: null }),
       );
       return produced.length > 0;
     } catch (error) {

@@ -1,8 +1,16 @@
 import type { DataSource } from 'typeorm';
-import type { DaemonAccessReply, DaemonAccessRequest, DaemonTokenCheckReply, DaemonTokenCheckRequest } from '@interns/contracts';
+import {
+  DaemonAccessReply,
+  DaemonAccessRequest,
+  DaemonTokenCheckReply,
+  DaemonTokenCheckRequest,
+  DomainError,
+  RevokeDaemonTokensReply,
+  RevokeDaemonTokensRequest,
+} from '@interns/contracts';
 import type { DaemonAuditLog } from './daemon-audit.log';
 import { daemonCaller, lockRunningIntern } from './daemon-caller';
-import { checkDaemonToken, newDaemonToken, storeDaemonToken } from './daemon-tokens';
+import { checkDaemonToken, newDaemonToken, revokeDaemonTokensOfIdentities, storeDaemonToken } from './daemon-tokens';
 
 /** Reveals daemon tokens (each reveal audited, in the same transaction as the token) and validates them. */
 export class DaemonAccessService {
@@ -37,7 +45,20 @@ export class DaemonAccessService {
     return { origin: `https://${row.hostname}`, token };
   }
 
+  async revokeOfIdentities(request: RevokeDaemonTokensRequest): Promise<RevokeDaemonTokensReply> {
+    const memberIds = request?.memberIds;
+    const organizationIds = request?.organizationIds;
+    if (!isStringList(memberIds) || !isStringList(organizationIds)) {
+      throw new DomainError('invalid_body', 'memberIds and organizationIds must be lists of strings');
+    }
+    return { revoked: await revokeDaemonTokensOfIdentities(this.dataSource, memberIds, organizationIds) };
+  }
+
   check(request: DaemonTokenCheckRequest): Promise<DaemonTokenCheckReply> {
     return checkDaemonToken(this.dataSource, request?.token, this.now());
   }
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }

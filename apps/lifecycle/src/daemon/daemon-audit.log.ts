@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { callerId, DaemonAuditEntry, DaemonAuditKind, DaemonAuditReply, isUuid, RequestContext } from '@interns/contracts';
-import { PostgresEventStore, retryOnConcurrency } from '@interns/event-store';
+import { DaemonAuditEntry, DaemonAuditKind, DaemonAuditReply, isUuid, RequestContext } from '@interns/contracts';
+import { eventMetadata, PostgresEventStore, retryOnConcurrency } from '@interns/event-store';
 import { internRowById, notFound } from '../interns/visible-intern';
 import { LIFECYCLE_SCHEMA } from '../migrations';
 
@@ -49,7 +49,7 @@ export class DaemonAuditLog {
           {
             type: DAEMON_AUDIT_EVENT_TYPES[record.kind],
             data: { internId: record.internId, memberId: record.memberId, at: record.at },
-            metadata: { correlation_id: context.correlationId, causation_id: null, actor: callerId(context.principal) },
+            metadata: eventMetadata(context),
           },
         ],
         inTransaction ? { inTransaction: (manager) => inTransaction(manager) } : undefined,

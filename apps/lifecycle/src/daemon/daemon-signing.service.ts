@@ -2,16 +2,19 @@ import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { INVOKE_HEADERS } from '@interns/contracts';
 import type { DaemonSignReply, DaemonSignRequest, DaemonSigningKeysReply } from '@interns/contracts';
-import { DaemonSigningKey, signingStringV1, signingStringV2 } from '@interns/daemon-signing';
+import { DaemonSigningKeyring, signingStringV1, signingStringV2 } from '@interns/daemon-signing';
 import type { DaemonAuditLog } from './daemon-audit.log';
 import { daemonCaller, lockRunningIntern } from './daemon-caller';
 
-/** Signs invoke requests for daemons with the one Ed25519 key, which never leaves this service. */
+/**
+ * Signs invoke requests for daemons with the keyring's current Ed25519 key; the JWKS also publishes the previous
+ * key during a rotation. No private key leaves this service.
+ */
 export class DaemonSigningService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly audit: DaemonAuditLog,
-    private readonly key: DaemonSigningKey,
+    private readonly key: DaemonSigningKeyring,
     private readonly now: () => Date = () => new Date(),
   ) {}
 

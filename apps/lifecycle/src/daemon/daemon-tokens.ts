@@ -37,13 +37,41 @@ export async function revokeDaemonTokens(manager: EntityManager, internId: strin
   await manager.query(`DELETE FROM lifecycle.daemon_tokens WHERE intern_id = $1`, [internId]);
 }
 
+/**
+ * Tokens of members no longer active, and of interns whose organization left the programme (both are identity
+ * facts lifecycle only learns from admin). Returns how many were deleted.
+ */
+export async function revokeDaemonTokensOfIdentities(
+  dataSource: DataSource,
+  memberIds: string[],
+  organizationIds: string[],
+): Promise<number> {
+  // Counted in a SELECT: a bare DELETE answers TypeORM's [rows, affected] pair instead of rows.
+  const [{ revoked }]: { revoked: number }[] = await dataSource.query(
+    `WITH deleted AS (
+       DELETE FROM lifecycle.daemon_tokens t
+       WHERE t.member_id = ANY($1::text[])
+          OR t.intern_id IN (SELECT i.id FROM lifecycle.interns i WHERE i.organization_id = ANY($2::text[]))
+       RETURNING 1
+     )
+     SELECT count(*)::int AS revoked FROM deleted`,
+    [memberIds, organizationIds],
+  );
+  return revoked;
+}
+
 const INVALID: DaemonTokenCheckReply = { valid: false, internId: null, memberId: null, expiresAt: null };
 
-/** What a runtime learns about a token it was shown: valid only while stored and not expired. */
+/**
+ * What a runtime learns about a token it was shown: valid only while stored, not expired and its intern is
+ * `running`. Suspend and delete already remove the rows; the status check keeps that true should a row outlive them.
+ */
 export async function checkDaemonToken(dataSource: DataSource, token: unknown, now: Date): Promise<DaemonTokenCheckReply> {
   if (typeof token !== 'string' || token === '') return INVALID;
   const rows: { intern_id: string; member_id: string; expires_at: Date }[] = await dataSource.query(
-    `SELECT intern_id, member_id, expires_at FROM lifecycle.daemon_tokens WHERE token_sha256 = $1 AND expires_at > $2`,
+    `SELECT t.intern_id, t.member_id, t.expires_at
+     FROM lifecycle.daemon_tokens t JOIN lifecycle.interns i ON i.id = t.intern_id AND i.status = 'running'
+     WHERE t.token_sha256 = $1 AND t.expires_at > $2`,
     [daemonTokenHash(token), now],
   );
   const row = rows[0];

@@ -127,7 +127,12 @@ describe('lifecycle: daemon access and signing', () => {
     expect(Math.abs(Number(v1[INVOKE_HEADERS.timestamp]) - Date.now() / 1000)).toBeLessThan(5);
     const nonces = new InMemoryNonceStore();
     const common = { internId: id, bodySha256: BODY_SHA256, jwks, nonces };
-    expect(await verifyInvokeRequest({ ...common, headers: { ...v1 } })).toMatchObject({ ok: true, version: 'v1', user: 'alice' });
+    expect(await verifyInvokeRequest({ ...common, headers: { ...v1 } })).toMatchObject({ ok: false, reason: 'version_too_old' });
+    expect(await verifyInvokeRequest({ ...common, minVersion: 'v1', headers: { ...v1 } })).toMatchObject({
+      ok: true,
+      version: 'v1',
+      user: 'alice',
+    });
 
     const v2 = await sign(alice, id, { bodySha256: BODY_SHA256, route: { method: 'POST', path: '/hooks/x' } });
     expect(v2[INVOKE_HEADERS.nonce]).toMatch(/^[A-Za-z0-9_-]{22}$/);

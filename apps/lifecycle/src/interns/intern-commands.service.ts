@@ -1,43 +1,30 @@
-import { createHash, randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
-import {
-  callerId,
-  CreateInternReply,
-  CreateInternRequest,
-  DomainError,
-  InternView,
-  RequestContext,
-  UpdateInternRequest,
-} from '@interns/contracts';
-import { EventMetadata, PostgresEventStore, retryOnConcurrency } from '@interns/event-store';
-import {
-  decide,
-  INTERN_STREAM_TYPE,
-  InternEvent,
-  internStreamId,
-  stateFrom,
-} from '@interns/lifecycle-domain';
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { CreateInternReply, CreateInternRequest, DomainError, InternView, UpdateInternRequest } from '@interns/contracts';
+import { isUniqueViolation } from '@interns/database';
+import { eventMetadata } from '@interns/event-store';
+import type { InternCommand } from '@interns/lifecycle-domain';
 import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import { renderIcon } from './icon';
-import { toInternView } from './intern-row';
-import { toDomainEvent } from './intern-streams';
+import { type IdempotencyClaim, idempotencyClaim, IdempotencyKeys } from './idempotency-keys';
+import { type InternRow, toInternView } from './intern-row';
+import type { InternStreams } from './intern-streams';
 import { internRowById, notFound, visibleInternRow } from './visible-intern';
 
 const NAME_INDEX = 'interns_name_per_creator';
-const IDEMPOTENCY_PKEY = 'idempotency_keys_pkey';
 
-/** Thrown inside the append transaction when another request with the same Idempotency-Key won. */
-class IdempotencyRace extends Error {}
-
+/** Create (once per Idempotency-Key) and update; both answer with the intern as just projected. */
 export class InternCommandsService {
+  private readonly idempotencyKeys: IdempotencyKeys;
+
   constructor(
     private readonly dataSource: DataSource,
-    private readonly store: PostgresEventStore,
+    private readonly streams: InternStreams,
     private readonly installs: ChatappInstallsService,
-    /** Hears of every create that asked to provision (wakes this replica's process manager). */
-    private readonly onProvisionRequested: () => void = () => undefined,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.idempotencyKeys = new IdempotencyKeys(dataSource);
+  }
 
   async create(request: CreateInternRequest): Promise<CreateInternReply> {
     const { principal } = request.context;
@@ -46,45 +33,34 @@ export class InternCommandsService {
     if (request.body.workspace_id !== undefined && request.body.workspace_id !== principal.workspaceId) {
       throw notFound();
     }
-    for (let attempt = 0; ; attempt += 1) {
-      const replay = await this.findReplay(request);
-      if (replay) return replay;
-      try {
-        return await this.createOnce(request);
-      } catch (error) {
-        // A concurrent request with the same key committed first (it may win on the key or, with the
-        // same body, on the name): answer as its replay.
-        const lostToTwin =
-          error instanceof IdempotencyRace ||
-          (request.idempotencyKey !== null && error instanceof DomainError && error.reason === 'name_taken');
-        if (lostToTwin && attempt < 3) {
-          const replay = await this.findReplay(request);
-          if (replay) return replay;
-          if (error instanceof IdempotencyRace) continue;
-        }
-        throw error;
-      }
-    }
+    const claim = idempotencyClaim(request);
+    return this.idempotencyKeys.once(claim, {
+      create: () => this.createOnce(request, claim),
+      replay: async (internId) => {
+        const row = await internRowById(this.dataSource, internId);
+        if (!row) throw notFound();
+        return { replayed: true, intern: toInternView(row, principal, false) };
+      },
+      // With the same body, a twin that committed first wins on the name.
+      lostToTwin: (error) => error instanceof DomainError && error.reason === 'name_taken',
+    });
   }
 
   async update(request: UpdateInternRequest): Promise<InternView> {
     const { principal } = request.context;
     const row = await visibleInternRow(this.dataSource, request.internId, principal);
-    const streamId = internStreamId(row.id);
-    await retryOnConcurrency(async () => {
-      const { version, events } = await this.store.readStream(streamId);
-      const produced = decide(
-        { type: 'UpdateIntern', data: { changes: request.body, at: this.now().toISOString() } },
-        stateFrom(events.map(toDomainEvent)),
-      );
-      if (produced.length === 0) return;
-      await this.append(streamId, version, produced, request.context);
-    });
+    await this.streams
+      .execute(
+        row.id,
+        () => ({ type: 'UpdateIntern', data: { changes: request.body, at: this.now().toISOString() } }),
+        eventMetadata(request.context),
+      )
+      .catch(nameTaken);
     const updated = await visibleInternRow(this.dataSource, row.id, principal);
     return toInternView(updated, principal, false);
   }
 
-  private async createOnce(request: CreateInternRequest): Promise<CreateInternReply> {
+  private async createOnce(request: CreateInternRequest, claim: IdempotencyClaim | null): Promise<CreateInternReply> {
     const { principal } = request.context;
     const { body } = request;
     const attachedVaultId = body.vault_id ?? null;
@@ -96,73 +72,47 @@ export class InternCommandsService {
     const at = this.now().toISOString();
     const provision = body.provision === true;
     const chatappInstallPending = provision && (await this.installs.installPending(principal));
-    const produced = decide(
-      {
-        type: 'CreateIntern',
-        data: {
-          internId,
-          organizationId: principal.organizationId,
-          workspaceId: principal.workspaceId,
-          createdBy: principal.memberId,
-          name: body.name,
-          description: body.description ?? null,
-          instructions: body.instructions ?? null,
-          model: body.model ?? null,
-          vaultId,
-          attachedVaultId,
-          iconSha256: icon.sha256,
-          at,
-          provision,
-          chatappInstallPending,
-        },
-      },
-      stateFrom([]),
-    );
-    await this.append(internStreamId(internId), 0, produced, request.context, async (manager) => {
-      await manager.query(
-        `INSERT INTO lifecycle.vaults (id, owner_intern_id, workspace_id, created_at) VALUES ($1, $2, $3, $4)`,
-        [vaultId, internId, principal.workspaceId, at],
-      );
-      await manager.query(`INSERT INTO lifecycle.icons (intern_id, sha256, png) VALUES ($1, $2, $3)`, [
+    const command: InternCommand = {
+      type: 'CreateIntern',
+      data: {
         internId,
-        icon.sha256,
-        icon.png,
-      ]);
-      if (request.idempotencyKey !== null) {
-        await manager
-          .query(
-            `INSERT INTO lifecycle.idempotency_keys (caller, workspace_id, key, request_hash, intern_id)
-             VALUES ($1, $2, $3, $4, $5)`,
-            [callerId(principal), principal.workspaceId, request.idempotencyKey, requestHash(request), internId],
-          )
-          .catch((error: unknown) => {
-            if (constraintOf(error) === IDEMPOTENCY_PKEY) throw new IdempotencyRace();
-            throw error;
-          });
-      }
-    });
-    if (provision) this.onProvisionRequested();
-    const row = await internRowById(this.dataSource, internId);
-    if (!row) throw new Error(`intern ${internId} missing right after its creation`);
-    return { replayed: false, intern: toInternView(row, principal, false) };
-  }
-
-  /** Same key and same body: the finished create again (200). Same key, another body: 409. */
-  private async findReplay(request: CreateInternRequest): Promise<CreateInternReply | null> {
-    if (request.idempotencyKey === null) return null;
-    const { principal } = request.context;
-    const rows: { request_hash: string; intern_id: string }[] = await this.dataSource.query(
-      `SELECT request_hash, intern_id FROM lifecycle.idempotency_keys WHERE workspace_id = $1 AND caller = $2 AND key = $3`,
-      [principal.workspaceId, callerId(principal), request.idempotencyKey],
-    );
-    const previous = rows[0];
-    if (!previous) return null;
-    if (previous.request_hash !== requestHash(request)) {
-      throw new DomainError('idempotency_key_reused', 'Idempotency-Key was already used with a different body');
-    }
-    const row = await internRowById(this.dataSource, previous.intern_id);
-    if (!row) throw notFound();
-    return { replayed: true, intern: toInternView(row, principal, false) };
+        organizationId: principal.organizationId,
+        workspaceId: principal.workspaceId,
+        createdBy: principal.memberId,
+        name: body.name,
+        description: body.description ?? null,
+        instructions: body.instructions ?? null,
+        model: body.model ?? null,
+        vaultId,
+        attachedVaultId,
+        iconSha256: icon.sha256,
+        at,
+        provision,
+        chatappInstallPending,
+      },
+    };
+    let created: InternRow | null = null;
+    await this.streams
+      .executeOnNew(internId, command, eventMetadata(request.context), {
+        inTransaction: async (manager) => {
+          await manager.query(
+            `INSERT INTO lifecycle.vaults (id, owner_intern_id, workspace_id, created_at) VALUES ($1, $2, $3, $4)`,
+            [vaultId, internId, principal.workspaceId, at],
+          );
+          await manager.query(`INSERT INTO lifecycle.icons (intern_id, sha256, png) VALUES ($1, $2, $3)`, [
+            internId,
+            icon.sha256,
+            icon.png,
+          ]);
+          if (claim !== null) await this.idempotencyKeys.remember(manager, claim, internId);
+          // Read in the append's transaction: once it commits, the process manager may start step 1 before
+          // a later read, and the reply must show the intern as created (queued, not provisioning).
+          created = await internRowById(manager, internId);
+        },
+      })
+      .catch(nameTaken);
+    if (created === null) throw new Error(`intern ${internId} missing right after its creation`);
+    return { replayed: false, intern: toInternView(created, principal, false) };
   }
 
   private async assertVaultAttachable(vaultId: string, workspaceId: string): Promise<void> {
@@ -174,54 +124,10 @@ export class InternCommandsService {
       throw new DomainError('vault_not_attachable', 'vault_id is not the vault of another intern in this workspace');
     }
   }
-
-  private async append(
-    streamId: string,
-    expectedVersion: number,
-    events: InternEvent[],
-    context: RequestContext,
-    inTransaction?: (manager: EntityManager) => Promise<void>,
-  ): Promise<void> {
-    const metadata: EventMetadata = {
-      correlation_id: context.correlationId,
-      causation_id: null,
-      actor: callerId(context.principal),
-    };
-    try {
-      await this.store.appendToStream(
-        streamId,
-        INTERN_STREAM_TYPE,
-        expectedVersion,
-        events.map((event) => ({ type: event.type, data: { ...event.data }, metadata })),
-        inTransaction ? { inTransaction: (manager) => inTransaction(manager) } : undefined,
-      );
-    } catch (error) {
-      if (constraintOf(error) === NAME_INDEX) {
-        throw new DomainError('name_taken', 'an intern with this name already exists');
-      }
-      throw error;
-    }
-  }
 }
 
-function requestHash(request: CreateInternRequest): string {
-  return createHash('sha256').update(canonicalJson(request.body)).digest('hex');
-}
-
-/** Key order must not make two equal bodies look different. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-/** The violated constraint of a PostgreSQL error, however TypeORM wrapped it. */
-function constraintOf(error: unknown): string | undefined {
-  const candidate = error as { constraint?: string; driverError?: { constraint?: string } } | null;
-  return candidate?.constraint ?? candidate?.driverError?.constraint;
+/** The read model's unique name index refused the append: the name is another intern's. */
+function nameTaken(error: unknown): never {
+  if (isUniqueViolation(error, NAME_INDEX)) throw new DomainError('name_taken', 'an intern with this name already exists');
+  throw error;
 }

@@ -1,71 +1,66 @@
-import type { EntityManager } from 'typeorm';
-import { EventMetadata, PostgresEventStore, retryOnConcurrency, StoredEvent } from '@interns/event-store';
 import {
-  decide,
+  CommandHandler,
+  type EventMetadata,
+  type HandleOptions,
+  type InTransaction,
+  type LoadedStream,
+  PostgresEventStore,
+} from '@interns/event-store';
+import {
   INTERN_STREAM_TYPE,
   InternCommand,
+  internDecider,
   InternEvent,
   InternState,
   internStreamId,
-  stateFrom,
 } from '@interns/lifecycle-domain';
 
 /** One intern's stream as loaded: its version, the decider state and the stored events. */
-export interface LoadedIntern {
-  version: number;
-  state: InternState;
-  events: StoredEvent[];
-}
+export type LoadedIntern = LoadedStream<InternState>;
 
 export interface ExecuteOptions {
   /** Same transaction as the append; runs only when the command produced events. */
-  inTransaction?: (manager: EntityManager) => Promise<void>;
+  inTransaction?: InTransaction;
 }
 
 /**
- * Runs intern commands the one way: load the stream, let the decider decide, append at the loaded version;
- * on a concurrent append, load and decide again. `onAppended` hears of every commit (it wakes the process
- * manager of this replica).
+ * Intern commands, by intern id, through the command handler. `onAppended` hears of every commit (it wakes
+ * the process manager of this replica).
  */
 export class InternStreams {
-  constructor(
-    private readonly store: PostgresEventStore,
-    private readonly onAppended: () => void = () => undefined,
-  ) {}
+  private readonly handler: CommandHandler<InternState, InternCommand, InternEvent>;
 
-  async load(internId: string): Promise<LoadedIntern> {
-    const { version, events } = await this.store.readStream(internStreamId(internId));
-    return { version, events, state: stateFrom(events.map(toDomainEvent)) };
+  constructor(store: PostgresEventStore, onAppended: () => void = () => undefined) {
+    this.handler = new CommandHandler(store, { decider: internDecider, streamType: INTERN_STREAM_TYPE, onAppended });
   }
 
-  /** `command` returns null to do nothing with what it loaded. Decider refusals propagate as DomainError. */
+  load(internId: string): Promise<LoadedIntern> {
+    return this.handler.load(internStreamId(internId));
+  }
+
+  /**
+   * Loads the intern, decides and appends at the loaded version (again on a race). `command` returns null to do
+   * nothing with what it loaded. Decider refusals propagate as DomainError. Returns the events as stored.
+   */
   async execute(
     internId: string,
     command: (loaded: LoadedIntern) => InternCommand | null,
-    metadata: EventMetadata | ((loaded: LoadedIntern) => EventMetadata),
+    metadata: HandleOptions<InternState>['metadata'],
     options: ExecuteOptions = {},
   ): Promise<InternEvent[]> {
-    const produced = await retryOnConcurrency(async () => {
-      const loaded = await this.load(internId);
-      const next = command(loaded);
-      if (next === null) return [];
-      const events = decide(next, loaded.state);
-      if (events.length === 0) return [];
-      const meta = typeof metadata === 'function' ? metadata(loaded) : metadata;
-      await this.store.appendToStream(
-        internStreamId(internId),
-        INTERN_STREAM_TYPE,
-        loaded.version,
-        events.map((event) => ({ type: event.type, data: { ...event.data }, metadata: meta })),
-        options.inTransaction ? { inTransaction: options.inTransaction } : undefined,
-      );
-      return events;
-    });
-    if (produced.length > 0) this.onAppended();
-    return produced;
+    const { events } = await this.handler.handle(internStreamId(internId), command, { metadata, ...options });
+    return events;
   }
-}
 
-export function toDomainEvent(stored: { type: string; data: Record<string, unknown> }): InternEvent {
-  return { type: stored.type, data: stored.data } as InternEvent;
+  /** A command on an intern id just minted: decided on the empty stream without reading it. */
+  async executeOnNew(
+    internId: string,
+    command: InternCommand,
+    metadata: EventMetadata,
+    options: ExecuteOptions = {},
+  ): Promise<InternEvent[]> {
+    const empty = { version: 0, state: internDecider.initialState() };
+    const { events } = await this.handler.handleAt(internStreamId(internId), empty, command, { metadata, ...options });
+    return events;
+  }
 }

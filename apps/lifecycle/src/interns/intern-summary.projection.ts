@@ -1,115 +1,92 @@
 import type { EntityManager } from 'typeorm';
-import type { InternProgress } from '@interns/contracts';
-import type { StoredEvent } from '@interns/event-store';
-import {
-  InternEvent,
-  PROVISIONING_STEPS,
-  PROVISIONING_TOTAL_STEPS,
-  teardownFailureMessage,
-} from '@interns/lifecycle-domain';
+import { type StoredEvent, StreamStates } from '@interns/event-store';
+import { INTERN_FOLD, INTERN_STREAM_TYPE, InternCreated, InternPresent, InternState, progressOf } from '@interns/lifecycle-domain';
+import { LIFECYCLE_SCHEMA } from '../migrations';
 
-/** From the completion of this step on, the runtime may be booting (step 3 boots it). */
-export const STEP_BEFORE_BOOT = 2;
+/** Remembers nothing: the append this runs in may still roll back. */
+const states = new StreamStates<InternState>(LIFECYCLE_SCHEMA, INTERN_FOLD);
 
 /**
- * Projects intern events into `lifecycle.interns` inside the append transaction, so a read right after
- * a write sees it. Each update applies only on top of the previous revision; `updated_at` is the event's
- * time. `InternDestroyed` removes the row and the icon: the intern is gone and its name is free.
+ * Projects intern events into `lifecycle.interns` inside the append transaction, so a read right after a
+ * write sees it. The row is the decider's state after each event (status, progress, failure message, ...):
+ * the intern's rules live in its `evolve` only. Each update applies only on top of the previous revision;
+ * `updated_at` is the event's time. When the intern is gone the row and the icon go too: its name is free.
  */
 export async function projectInternSummary(manager: EntityManager, events: StoredEvent[]): Promise<void> {
+  const first = events[0];
+  if (first === undefined || first.streamType !== INTERN_STREAM_TYPE) return;
+  let state = await states.before(manager, first.streamId, first.streamVersion);
   for (const stored of events) {
-    const event = { type: stored.type, data: stored.data } as InternEvent;
-    const update = (changes: RowChanges) => updateRow(manager, stored, event.data.at, changes);
-    switch (event.type) {
-      case 'InternCreated': {
-        const d = event.data;
-        await manager.query(
-          `INSERT INTO lifecycle.interns (id, organization_id, workspace_id, created_by, name, description,
-             instructions, model, status, vault_id, attached_vault_id, icon_sha256, created_at, updated_at, revision)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'stopped', $9, $10, $11, $12, $12, $13)`,
-          [
-            d.internId,
-            d.organizationId,
-            d.workspaceId,
-            d.createdBy,
-            d.name,
-            d.description,
-            d.instructions,
-            d.model,
-            d.vaultId,
-            d.attachedVaultId,
-            d.iconSha256,
-            d.at,
-            stored.streamVersion,
-          ],
-        );
-        break;
-      }
-      case 'InternUpdated': {
-        const changes: RowChanges = {};
-        for (const [column, value] of Object.entries(event.data.changes)) {
-          if (UPDATABLE_COLUMNS.has(column)) changes[column] = value;
-        }
-        await update(changes);
-        break;
-      }
-      case 'ProvisionRequested':
-        await update({
-          status: 'queued',
-          progress: null,
-          last_failure_message: null,
-          queue_position: stored.globalPosition,
-        });
-        break;
-      case 'ChatappInstallAwaited':
-        await update({ status: 'awaiting_chatapp_install' });
-        break;
-      case 'ChatappInstallRecorded':
-        await update({ status: 'queued' });
-        break;
-      case 'ProvisioningStarted':
-        await update({ status: 'provisioning', progress: progressAt(1) });
-        break;
-      case 'ProvisioningStepCompleted': {
-        const { step, hostname } = event.data;
-        const changes: RowChanges =
-          step >= PROVISIONING_TOTAL_STEPS ? { status: 'running', progress: null } : { progress: progressAt(step + 1) };
-        if (hostname !== null) changes.hostname = hostname;
-        if (step === STEP_BEFORE_BOOT) changes.runtime_active = true;
-        await update(changes);
-        break;
-      }
-      case 'ProvisioningFailed':
-        await update({ status: 'failed', progress: null, last_failure_message: event.data.message });
-        break;
-      case 'InternSuspended':
-        await update({ status: 'stopped', progress: null });
-        break;
-      case 'DeletionRequested':
-        await update({ status: 'destroying', progress: null, last_failure_message: null });
-        break;
-      case 'TeardownStepCompleted':
-        await update(event.data.step === 'runtime_stop' ? { runtime_active: false } : {});
-        break;
-      case 'TeardownFailed':
-        await update({ status: 'destroy_failed', last_failure_message: teardownFailureMessage(event.data) });
-        break;
-      case 'InternDestroyed': {
-        const internId = internIdOf(stored);
-        await manager.query(`DELETE FROM lifecycle.interns WHERE id = $1`, [internId]);
-        await manager.query(`DELETE FROM lifecycle.icons WHERE intern_id = $1`, [internId]);
-        break;
-      }
-      default:
-        assertNever(event);
-    }
+    const { event, before, after } = states.apply(stored, state);
+    state = after;
+    if (after.kind === 'present' && before.kind !== 'present') await insertRow(manager, event, after);
+    else if (after.kind === 'present' && before.kind === 'present') await updateRow(manager, event, before, after);
+    else if (after.kind === 'gone' && before.kind === 'present') await deleteRow(manager, before.id);
   }
+}
+
+/** The columns that show the intern's state. */
+function stateColumns(intern: InternPresent): RowChanges {
+  return {
+    name: intern.name,
+    description: intern.description,
+    instructions: intern.instructions,
+    model: intern.model,
+    status: intern.status,
+    last_failure_message: intern.lastFailureMessage,
+    progress: progressOf(intern),
+    hostname: intern.hostname,
+  };
+}
+
+async function insertRow(manager: EntityManager, event: StoredEvent, intern: InternPresent): Promise<void> {
+  const d = event.data as InternCreated['data'];
+  await manager.query(
+    `INSERT INTO lifecycle.interns (id, organization_id, workspace_id, created_by, name, description,
+       instructions, model, status, vault_id, attached_vault_id, icon_sha256, created_at, updated_at, revision)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14)`,
+    [
+      intern.id,
+      d.organizationId,
+      intern.workspaceId,
+      d.createdBy,
+      intern.name,
+      intern.description,
+      intern.instructions,
+      intern.model,
+      intern.status,
+      d.vaultId,
+      d.attachedVaultId,
+      d.iconSha256,
+      d.at,
+      event.streamVersion,
+    ],
+  );
+}
+
+async function updateRow(manager: EntityManager, event: StoredEvent, before: InternPresent, after: InternPresent) {
+  const changes = stateColumns(after);
+  // The process manager promotes queued interns in the order they asked.
+  if (event.type === 'ProvisionRequested') changes.queue_position = event.globalPosition;
+  // From the boot on, the runtime may be up until teardown stops it (or the process manager does).
+  if (after.provisioningStep === 'runtime_boot' && before.provisioningStep !== 'runtime_boot') changes.runtime_active = true;
+  if (stoppedByTeardown(after) && !stoppedByTeardown(before)) changes.runtime_active = false;
+  await writeRow(manager, event, after.id, changes);
+}
+
+function stoppedByTeardown(intern: InternPresent): boolean {
+  return intern.teardown?.done.includes('runtime_stop') ?? false;
+}
+
+async function deleteRow(manager: EntityManager, internId: string): Promise<void> {
+  await manager.query(`DELETE FROM lifecycle.interns WHERE id = $1`, [internId]);
+  await manager.query(`DELETE FROM lifecycle.icons WHERE intern_id = $1`, [internId]);
 }
 
 type RowChanges = Record<string, unknown>;
 
 /** Column values bound as parameters; `progress` is jsonb. Column names come from this file only. */
-async function updateRow(manager: EntityManager, stored: StoredEvent, at: string, changes: RowChanges): Promise<void> {
+async function writeRow(manager: EntityManager, event: StoredEvent, internId: string, changes: RowChanges): Promise<void> {
   const sets: string[] = [];
   const values: unknown[] = [];
   for (const [column, value] of Object.entries(changes)) {
@@ -117,30 +94,11 @@ async function updateRow(manager: EntityManager, stored: StoredEvent, at: string
     values.push(isJson && value !== null ? JSON.stringify(value) : value);
     sets.push(`${column} = $${values.length}${isJson ? '::jsonb' : ''}`);
   }
-  values.push(at, stored.streamVersion, internIdOf(stored));
+  values.push(event.data['at'], event.streamVersion, internId);
   const n = values.length;
   await manager.query(
     `UPDATE lifecycle.interns SET ${[...sets, `updated_at = $${n - 2}`, `revision = $${n - 1}`].join(', ')}
      WHERE id = $${n} AND revision = $${n - 1} - 1`,
     values,
   );
-}
-
-/** The `progress` object while step `step` runs (the same as the decider's `progressOf`). */
-export function progressAt(step: number): InternProgress {
-  return {
-    step_label: PROVISIONING_STEPS[step - 1] ?? 'Provisioning',
-    step_number: step,
-    total_steps: PROVISIONING_TOTAL_STEPS,
-  };
-}
-
-const UPDATABLE_COLUMNS: ReadonlySet<string> = new Set(['name', 'description', 'instructions', 'model']);
-const STREAM_PREFIX = 'intern-';
-function internIdOf(stored: StoredEvent): string {
-  return stored.streamId.slice(STREAM_PREFIX.length);
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unprojected event: ${JSON.stringify(value)}`);
 }

@@ -1,12 +1,6 @@
 import type { DataSource } from 'typeorm';
-import {
-  callerId,
-  DeleteInternRequest,
-  ProvisionInternRequest,
-  RequestContext,
-  SuspendInternRequest,
-} from '@interns/contracts';
-import type { EventMetadata } from '@interns/event-store';
+import { DeleteInternRequest, ProvisionInternRequest, RequestContext, SuspendInternRequest } from '@interns/contracts';
+import { eventMetadata } from '@interns/event-store';
 import type { InternCommand } from '@interns/lifecycle-domain';
 import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import type { InternStreams } from './intern-streams';
@@ -48,10 +42,6 @@ export class InternTransitionsService {
 
   private async run(internId: string, context: RequestContext, command: InternCommand): Promise<void> {
     const row = await visibleInternRow(this.dataSource, internId, context.principal);
-    await this.streams.execute(row.id, () => command, metadataOf(context));
+    await this.streams.execute(row.id, () => command, eventMetadata(context));
   }
-}
-
-export function metadataOf(context: RequestContext): EventMetadata {
-  return { correlation_id: context.correlationId, causation_id: null, actor: callerId(context.principal) };
 }

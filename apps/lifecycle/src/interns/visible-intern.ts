@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError, isUuid, Principal } from '@interns/contracts';
 import { INTERN_COLUMNS, InternRow, isVisibleTo } from './intern-row';
 
@@ -6,8 +6,9 @@ export function notFound(): DomainError {
   return new DomainError('not_found', 'intern not found');
 }
 
-export async function internRowById(dataSource: DataSource, internId: string): Promise<InternRow | null> {
-  const rows: InternRow[] = await dataSource.query(`SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`, [
+/** `db` may be a transaction's manager: the row as that transaction sees it. */
+export async function internRowById(db: DataSource | EntityManager, internId: string): Promise<InternRow | null> {
+  const rows: InternRow[] = await db.query(`SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`, [
     internId,
   ]);
   return rows[0] ?? null;

@@ -1,4 +1,4 @@
-import { eventStoreMigration } from '@interns/event-store';
+import { eventStoreMigration, outboxParkingMigration } from '@interns/event-store';
 import { InternsReadModel1700000000200 } from './1700000000200-interns-read-model';
 import { Provisioning1700000000300 } from './1700000000300-provisioning';
 import { DaemonTokens1700000000400 } from './1700000000400-daemon-tokens';
@@ -9,4 +9,5 @@ export const lifecycleMigrations = [
   InternsReadModel1700000000200,
   Provisioning1700000000300,
   DaemonTokens1700000000400,
+  outboxParkingMigration(LIFECYCLE_SCHEMA, 1700000000500),
 ];

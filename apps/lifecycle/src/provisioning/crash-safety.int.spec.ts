@@ -49,7 +49,7 @@ describe('lifecycle: crash safety of the process manager', () => {
     // The boot cut short is asked again (the driver is idempotent); completed steps are not.
     expect(countsOf(intern.id)).toEqual({ prepareDisk: 1, boot: 2, health: 1 });
     const completed = (await h.events(intern.id)).filter((event) => event.type === 'ProvisioningStepCompleted');
-    expect(completed.map((event) => event.data.step)).toEqual([1, 2, 3, 4]);
+    expect(completed.map((event) => event.data.step)).toEqual(['disk_prepare', 'hostname_assign', 'runtime_boot', 'health_await']);
     expect((await h.eventTypes(intern.id)).filter((type) => type === 'ProvisioningStarted')).toHaveLength(1);
   });
 
@@ -65,7 +65,7 @@ describe('lifecycle: crash safety of the process manager', () => {
     expect(h.driver.count('prepareDisk', intern.id)).toBeLessThanOrEqual(2);
     expect(countsOf(intern.id)).toMatchObject({ boot: 1, health: 1 });
     const completed = (await h.events(intern.id)).filter((event) => event.type === 'ProvisioningStepCompleted');
-    expect(completed.map((event) => event.data.step)).toEqual([1, 2, 3, 4]);
+    expect(completed.map((event) => event.data.step)).toEqual(['disk_prepare', 'hostname_assign', 'runtime_boot', 'health_await']);
   });
 
   it('killed in the middle of teardown: the teardown completes, each step recorded once', async () => {

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InternStatus } from '@interns/contracts';
+import { RUNTIME_STOP_FAILURE_PREFIX } from '@interns/lifecycle-domain';
 
 /** The process manager's to-do list, read from the `lifecycle.interns` read model (partial index). */
 export interface PendingIntern {
@@ -27,18 +28,19 @@ export async function oldestQueued(manager: EntityManager, limit: number): Promi
 
 /**
  * Interns with a step to run: provisioning, tearing down, or stopped/failed with a runtime that may still
- * be up (it was booted and has not been stopped since).
+ * be up (it was booted and has not been stopped since), unless stopping it was given up on
+ * (RuntimeStopFailed; the failure message stays until a provision or delete takes over).
  */
 export async function pendingInterns(manager: EntityManager): Promise<PendingIntern[]> {
   return manager.query(
     `SELECT id, status, runtime_active AS "runtimeActive" FROM lifecycle.interns
       WHERE status IN ('provisioning', 'destroying')
-         OR (runtime_active AND status IN ('stopped', 'failed'))
+         OR (runtime_active AND status IN ('stopped', 'failed')
+             AND NOT starts_with(coalesce(last_failure_message, ''), $1))
       ORDER BY queue_position NULLS LAST, id`,
+    [RUNTIME_STOP_FAILURE_PREFIX],
   );
 }
-
-export const RUNTIME_STOPPABLE: ReadonlySet<InternStatus> = new Set(['stopped', 'failed']);
 
 /** After the runtime was stopped: only when the intern did not change since (`revision` = stream version). */
 export async function clearRuntimeActive(dataSource: DataSource, internId: string, revision: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { StoredEvent } from '@interns/event-store';
-import type { InternPresent } from '@interns/lifecycle-domain';
+import type { InternPresent, ProvisioningStep } from '@interns/lifecycle-domain';
 import { internHostname } from './hostname';
 import type { RuntimeDriverClient } from './runtime-driver.client';
 
@@ -9,14 +9,18 @@ export type ProvisioningStepOutcome =
   /** The runtime is not healthy yet, and the wait is still within its bound: ask again later. */
   | { kind: 'again'; afterMs: number };
 
-export const BOOT_STEP = 3;
-export const HEALTH_STEP = 4;
 const HEALTH_POLL_MS = 200;
 
 export interface ProvisioningStepContext {
   driver: RuntimeDriverClient;
   internDomain: string;
   healthTimeoutMs: number;
+  /**
+   * When this process first checked the health of an attempt (`<intern id>/<attempt>`): the health wait counts
+   * from there, so a lifecycle that was down longer than the timeout still gives the runtime its full wait
+   * instead of failing it at the first check after the restart.
+   */
+  healthWaitStarts: Map<string, Date>;
   now: () => Date;
 }
 
@@ -31,34 +35,49 @@ export async function runProvisioningStep(
   correlationId: string,
 ): Promise<ProvisioningStepOutcome> {
   const request = { internId: intern.id, correlationId };
-  switch (intern.provisioningStep) {
-    case 1: {
+  const step: ProvisioningStep | null = intern.provisioningStep;
+  switch (step) {
+    case 'disk_prepare': {
       const reply = await context.driver.prepareDisk(request);
       return reply.ok ? { kind: 'done', hostname: null } : { kind: 'failed', message: reply.message };
     }
-    case 2:
+    case 'hostname_assign':
       // Naming needs no runtime: the hostname is recorded with the step's completion.
       return { kind: 'done', hostname: internHostname(intern.name, intern.id, context.internDomain) };
-    case BOOT_STEP: {
+    case 'runtime_boot': {
       const hostname = intern.hostname ?? internHostname(intern.name, intern.id, context.internDomain);
       const reply = await context.driver.boot({ ...request, model: intern.model, hostname });
       return reply.ok ? { kind: 'done', hostname: null } : { kind: 'failed', message: reply.message };
     }
-    case HEALTH_STEP: {
+    case 'health_await': {
+      const waitKey = healthWaitKey(intern.id, intern.attempt);
+      const checkedAt = context.now();
       const reply = await context.driver.health(request);
       if (!reply.ok) return { kind: 'failed', message: reply.message };
       if (reply.healthy) return { kind: 'done', hostname: null };
-      // Bounded from when the boot was recorded, so a restart does not grant the wait again.
-      const waitingSince = bootRecordedAt(events, intern.attempt) ?? context.now();
-      if (context.now().getTime() - waitingSince.getTime() >= context.healthTimeoutMs) {
+      // The runtime cannot have been checked before its boot was recorded; the restart rule is on the context.
+      const firstCheck = context.healthWaitStarts.get(waitKey) ?? laterOf(checkedAt, bootRecordedAt(events, intern.attempt));
+      context.healthWaitStarts.set(waitKey, firstCheck);
+      if (context.now().getTime() - firstCheck.getTime() >= context.healthTimeoutMs) {
         const seconds = Math.round(context.healthTimeoutMs / 100) / 10;
         return { kind: 'failed', message: `runtime did not become healthy within ${seconds} s: ${reply.detail}` };
       }
       return { kind: 'again', afterMs: HEALTH_POLL_MS };
     }
+    case null:
+      throw new Error(`intern ${intern.id} is provisioning at no step`);
     default:
-      throw new Error(`intern ${intern.id} is provisioning at no known step (${intern.provisioningStep})`);
+      return assertNever(step);
   }
+}
+
+/** The key of `ProvisioningStepContext.healthWaitStarts`. */
+export function healthWaitKey(internId: string, attempt: number): string {
+  return `${internId}/${attempt}`;
+}
+
+function laterOf(a: Date, b: Date | null): Date {
+  return b !== null && b.getTime() > a.getTime() ? b : a;
 }
 
 function bootRecordedAt(events: StoredEvent[], attempt: number): Date | null {
@@ -67,10 +86,14 @@ function bootRecordedAt(events: StoredEvent[], attempt: number): Date | null {
     if (
       event?.type === 'ProvisioningStepCompleted' &&
       event.data['attempt'] === attempt &&
-      event.data['step'] === BOOT_STEP
+      event.data['step'] === 'runtime_boot'
     ) {
       return new Date(String(event.data['at']));
     }
   }
   return null;
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unknown provisioning step ${String(value)}`);
 }

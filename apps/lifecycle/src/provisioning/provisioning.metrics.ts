@@ -1,13 +1,17 @@
 import type { StoredEvent } from '@interns/event-store';
-import { histogram, SLOW_WORK_BUCKETS_SECONDS } from '@interns/health';
-import { PROVISIONING_TOTAL_STEPS } from '@interns/lifecycle-domain';
+import { histogram, SLOW_WORK_BUCKETS_SECONDS } from '@interns/service-runtime';
+import { type ProvisioningStep, provisioningStepBefore } from '@interns/lifecycle-domain';
 
-/** The `step` label: stable slugs of the contract's provisioning steps 1-4 (PROVISIONING_STEPS), in order. */
-export const PROVISIONING_STEP_SLUGS = ['prepare_disk', 'assign_hostname', 'boot_runtime', 'await_health'] as const satisfies {
-  length: typeof PROVISIONING_TOTAL_STEPS;
+/**
+ * The `step` label of each step, as README documents it (dashboards and alerts know these): older than the
+ * step names, and kept when the steps were named like the teardown steps.
+ */
+export const PROVISIONING_STEP_METRIC_LABELS: Readonly<Record<ProvisioningStep, string>> = {
+  disk_prepare: 'prepare_disk',
+  hostname_assign: 'assign_hostname',
+  runtime_boot: 'boot_runtime',
+  health_await: 'await_health',
 };
-
-export type ProvisioningStepSlug = (typeof PROVISIONING_STEP_SLUGS)[number];
 
 const stepDuration = histogram<'step' | 'outcome'>({
   name: 'interns_provisioning_step_duration_seconds',
@@ -16,21 +20,18 @@ const stepDuration = histogram<'step' | 'outcome'>({
   buckets: SLOW_WORK_BUCKETS_SECONDS,
 });
 
-export function provisioningStepSlug(step: number): ProvisioningStepSlug | null {
-  return PROVISIONING_STEP_SLUGS[step - 1] ?? null;
-}
-
 /**
- * When step `step` of provisioning attempt `attempt` began, by the event log: step 1 when provisioning
- * started, every later step when the one before it was recorded complete. So the wait for runtime health
- * counts from the boot, and a step that ran again after a crash or a backoff counts from its first start.
+ * When `step` of provisioning attempt `attempt` began, by the event log (upcast): the first step when
+ * provisioning started, every later step when the one before it was recorded complete. So the wait for runtime
+ * health counts from the boot, and a step that ran again after a crash or a backoff counts from its first start.
  */
-export function provisioningStepStartedAt(events: readonly StoredEvent[], attempt: number, step: number): Date | null {
+export function provisioningStepStartedAt(events: readonly StoredEvent[], attempt: number, step: ProvisioningStep): Date | null {
+  const previous = provisioningStepBefore(step);
   for (let i = events.length - 1; i >= 0; i -= 1) {
     const { type, data } = events[i];
     if (data['attempt'] !== attempt) continue;
     const starts =
-      step === 1 ? type === 'ProvisioningStarted' : type === 'ProvisioningStepCompleted' && data['step'] === step - 1;
+      previous === null ? type === 'ProvisioningStarted' : type === 'ProvisioningStepCompleted' && data['step'] === previous;
     if (starts) return new Date(String(data['at']));
   }
   return null;
@@ -40,14 +41,13 @@ export function provisioningStepStartedAt(events: readonly StoredEvent[], attemp
 export function observeProvisioningStep(
   events: readonly StoredEvent[],
   attempt: number,
-  step: number,
+  step: ProvisioningStep,
   outcome: 'done' | 'failed',
   endedAt: string,
 ): void {
-  const slug = provisioningStepSlug(step);
   const startedAt = provisioningStepStartedAt(events, attempt, step);
-  if (slug === null || startedAt === null || Number.isNaN(startedAt.getTime())) return;
+  if (startedAt === null || Number.isNaN(startedAt.getTime())) return;
   // Replicas' clocks may differ a little when leadership moved mid-step: never a negative duration.
   const seconds = Math.max(0, (Date.parse(endedAt) - startedAt.getTime()) / 1000);
-  stepDuration.observe({ step: slug, outcome }, seconds);
+  stepDuration.observe({ step: PROVISIONING_STEP_METRIC_LABELS[step], outcome }, seconds);
 }

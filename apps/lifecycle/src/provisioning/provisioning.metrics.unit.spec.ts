@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Histogram } from 'prom-client';
 import type { StoredEvent } from '@interns/event-store';
-import { metricsRegistry } from '@interns/health';
-import {
-  observeProvisioningStep,
-  PROVISIONING_STEP_SLUGS,
-  provisioningStepSlug,
-  provisioningStepStartedAt,
-} from './provisioning.metrics';
+import { PROVISIONING_STEPS } from '@interns/lifecycle-domain';
+import { metricsRegistry } from '@interns/service-runtime';
+import { observeProvisioningStep, PROVISIONING_STEP_METRIC_LABELS, provisioningStepStartedAt } from './provisioning.metrics';
 
 let position = 0;
 function event(type: string, data: Record<string, unknown>): StoredEvent {
@@ -35,11 +31,11 @@ const T2 = '2030-01-01T00:00:04.000Z';
 const history = [
   event('ProvisionRequested', { attempt: 1, at: T0 }),
   event('ProvisioningStarted', { attempt: 1, at: T0 }),
-  event('ProvisioningStepCompleted', { attempt: 1, step: 1, hostname: null, at: T0 }),
-  event('ProvisioningFailed', { attempt: 1, step: 2, message: 'no', at: T0 }),
+  event('ProvisioningStepCompleted', { attempt: 1, step: 'disk_prepare', hostname: null, at: T0 }),
+  event('ProvisioningFailed', { attempt: 1, step: 'hostname_assign', message: 'no', at: T0 }),
   event('ProvisionRequested', { attempt: 2, at: T1 }),
   event('ProvisioningStarted', { attempt: 2, at: T1 }),
-  event('ProvisioningStepCompleted', { attempt: 2, step: 1, hostname: null, at: T2 }),
+  event('ProvisioningStepCompleted', { attempt: 2, step: 'disk_prepare', hostname: null, at: T2 }),
 ];
 
 async function stepSeries(): Promise<Map<string, number>> {
@@ -50,35 +46,33 @@ async function stepSeries(): Promise<Map<string, number>> {
 }
 
 describe('provisioning step metrics', () => {
-  it('names the four contract steps with slugs, nothing outside them', () => {
-    expect(PROVISIONING_STEP_SLUGS.map((_, index) => provisioningStepSlug(index + 1))).toEqual([
+  it('labels the four contract steps as README documents them', () => {
+    expect(PROVISIONING_STEPS.map((step) => PROVISIONING_STEP_METRIC_LABELS[step])).toEqual([
       'prepare_disk',
       'assign_hostname',
       'boot_runtime',
       'await_health',
     ]);
-    expect(provisioningStepSlug(0)).toBeNull();
-    expect(provisioningStepSlug(5)).toBeNull();
   });
 
-  it('starts step 1 when the attempt started provisioning and later steps when the previous one completed', () => {
-    expect(provisioningStepStartedAt(history, 2, 1)).toEqual(new Date(T1));
-    expect(provisioningStepStartedAt(history, 2, 2)).toEqual(new Date(T2));
-    expect(provisioningStepStartedAt(history, 1, 2)).toEqual(new Date(T0));
+  it('starts the first step when the attempt started provisioning and later steps when the previous one completed', () => {
+    expect(provisioningStepStartedAt(history, 2, 'disk_prepare')).toEqual(new Date(T1));
+    expect(provisioningStepStartedAt(history, 2, 'hostname_assign')).toEqual(new Date(T2));
+    expect(provisioningStepStartedAt(history, 1, 'hostname_assign')).toEqual(new Date(T0));
   });
 
   it('knows no start for a step whose predecessor is not recorded in that attempt', () => {
-    expect(provisioningStepStartedAt(history, 2, 3)).toBeNull();
-    expect(provisioningStepStartedAt(history, 3, 1)).toBeNull();
+    expect(provisioningStepStartedAt(history, 2, 'runtime_boot')).toBeNull();
+    expect(provisioningStepStartedAt(history, 3, 'disk_prepare')).toBeNull();
   });
 
-  it('observes the time from the start to the recorded outcome, under the step slug and outcome', async () => {
-    observeProvisioningStep(history, 2, 2, 'done', '2030-01-01T00:00:06.500Z');
-    observeProvisioningStep(history, 2, 3, 'failed', T2);
+  it('observes the time from the start to the recorded outcome, under the step label and outcome', async () => {
+    observeProvisioningStep(history, 2, 'hostname_assign', 'done', '2030-01-01T00:00:06.500Z');
+    observeProvisioningStep(history, 2, 'runtime_boot', 'failed', T2);
     const series = await stepSeries();
     expect(series.get('interns_provisioning_step_duration_seconds_count{assign_hostname,done}')).toBe(1);
     expect(series.get('interns_provisioning_step_duration_seconds_sum{assign_hostname,done}')).toBeCloseTo(2.5, 6);
-    // Step 3 of attempt 2 has no recorded start: nothing is observed rather than a made-up duration.
+    // The boot of attempt 2 has no recorded start: nothing is observed rather than a made-up duration.
     expect(series.has('interns_provisioning_step_duration_seconds_count{boot_runtime,failed}')).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { EventMetadata, LeaderLease } from '@interns/event-store';
-import { InternCommand, InternPresent, nextTeardownStep } from '@interns/lifecycle-domain';
+import { eventMetadata, type EventMetadata } from '@interns/event-store';
+import { InternCommand, InternPresent, nextTeardownStep, RUNTIME_STOPPABLE } from '@interns/lifecycle-domain';
+import { describeError, type LeaderLease, WorkerLoop, type WorkerLogger, type WorkSignal } from '@interns/workers';
 import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import type { InternStreams, LoadedIntern } from '../interns/intern-streams';
 import {
@@ -10,19 +11,12 @@ import {
   oldestQueued,
   PendingIntern,
   pendingInterns,
-  RUNTIME_STOPPABLE,
 } from './pending-work.queries';
 import { runProvisioningStep } from './provisioning-step.runner';
+import { RuntimeStopRunner } from './runtime-stop.runner';
 import { observeProvisioningStep } from './provisioning.metrics';
 import type { RuntimeDriverClient } from './runtime-driver.client';
 import { runTeardownStep } from './teardown-step.runner';
-import type { WorkSignal } from './work-signal';
-
-export interface ProcessManagerLogger {
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
 
 export interface ProvisioningProcessManagerOptions {
   dataSource: DataSource;
@@ -37,17 +31,16 @@ export interface ProvisioningProcessManagerOptions {
   stepDelayMs: number;
   internDomain: string;
   healthTimeoutMs: number;
+  /** RUNTIME_STOP_ATTEMPTS: refusals of a runtime stop after which the failure is recorded and retries end. */
+  stopAttempts: number;
   pollIntervalMs?: number;
-  logger?: ProcessManagerLogger;
+  logger?: WorkerLogger;
   now?: () => Date;
 }
 
-/** A step the runtime driver refused outside provisioning and teardown (stopping a suspended runtime). */
-class StopRefused extends Error {
-  override readonly name = 'StopRefused';
-}
-
-const MAX_BACKOFF_MS = 5_000;
+/** Per intern: the first wait after a failed step, doubled per further failure up to the maximum. */
+const FIRST_RETRY_MS = 200;
+const MAX_RETRY_MS = 5_000;
 /** Steps in flight at once across interns (teardowns and stops are not bounded by PROVISION_CONCURRENCY). */
 const MAX_PARALLEL_STEPS = 16;
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -65,25 +58,35 @@ const SHUTDOWN_GRACE_MS = 2_000;
  * Transient driver failures back off per intern and never fail the intern.
  */
 export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly pollIntervalMs: number;
-  private readonly logger: ProcessManagerLogger;
+  private readonly logger: WorkerLogger;
   private readonly now: () => Date;
+  private readonly worker: WorkerLoop;
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Per intern: earliest time for its next task, and consecutive failures (for the backoff). */
   private readonly notBefore = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   /** Provisioning steps already delayed by `stepDelayMs` (`<id>/<attempt>/<step>`). */
   private readonly delayed = new Set<string>();
-  private loop: Promise<void> | null = null;
-  private stopping = false;
-  private woken = false;
-  private wakeSleeper: (() => void) | null = null;
-  private unsubscribe: (() => void) | null = null;
+  private readonly runtimeStops: RuntimeStopRunner;
+  /** Health waits this process started (`<id>/<attempt>`), see ProvisioningStepContext.healthWaitStarts. */
+  private readonly healthWaitStarts = new Map<string, Date>();
 
   constructor(private readonly options: ProvisioningProcessManagerOptions) {
-    this.pollIntervalMs = options.pollIntervalMs ?? 150;
     this.logger = options.logger ?? console;
     this.now = options.now ?? (() => new Date());
+    this.runtimeStops = new RuntimeStopRunner(options.driver, options.stopAttempts);
+    this.worker = new WorkerLoop({
+      name: 'process manager',
+      lease: options.lease,
+      pollIntervalMs: options.pollIntervalMs ?? 150,
+      signal: options.signal,
+      logger: this.logger,
+      round: async (leader) => {
+        await this.tick(leader.manager);
+        return 'idle';
+      },
+      onStopped: () => this.settleInFlight(),
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -95,57 +98,26 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
   }
 
   start(): void {
-    if (this.loop) return;
-    this.stopping = false;
-    this.unsubscribe = this.options.signal.subscribe(() => this.wake());
-    this.loop = this.run();
+    this.worker.start();
   }
 
   /** Stops polling, gives the steps in flight a moment to record their outcome, then resigns. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.unsubscribe?.();
-    this.wake();
-    await this.loop;
-    this.loop = null;
+    await this.worker.stop();
   }
 
   get isLeader(): boolean {
-    return this.options.lease.isLeader;
+    return this.worker.isLeader;
   }
 
-  private wake(): void {
-    this.woken = true;
-    this.wakeSleeper?.();
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        const wasLeader = this.options.lease.isLeader;
-        const leader = await this.options.lease.acquire();
-        if (leader && !wasLeader) this.logger.log('process manager: driving provisioning and teardown (leader)');
-        if (leader) await this.tick(leader.manager);
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        const delay = Math.min(this.pollIntervalMs * 2 ** failures, MAX_BACKOFF_MS);
-        this.logger.warn(`process manager: ${describe(error)}; resigning, retrying in ${delay} ms`);
-        await this.options.lease.resign().catch(() => undefined);
-        await this.sleep(delay);
-        continue;
-      }
-      await this.sleep(this.pollIntervalMs);
-    }
-    // Steps in flight may still record their outcome; one that hangs is simply run again after a restart.
+  /** Steps in flight may still record their outcome; one that hangs is simply run again after a restart. */
+  private async settleInFlight(): Promise<void> {
     let graceTimer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled(this.inFlight.values()),
       new Promise((resolve) => (graceTimer = setTimeout(resolve, SHUTDOWN_GRACE_MS))),
     ]);
     clearTimeout(graceTimer);
-    await this.options.lease.resign().catch(() => undefined);
   }
 
   private async tick(manager: EntityManager): Promise<void> {
@@ -154,7 +126,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     const pending = await pendingInterns(manager);
     const now = Date.now();
     for (const item of pending) {
-      if (this.stopping || this.inFlight.size >= MAX_PARALLEL_STEPS) break;
+      if (this.worker.isStopping || this.inFlight.size >= MAX_PARALLEL_STEPS) break;
       if (this.inFlight.has(item.id) || (this.notBefore.get(item.id) ?? 0) > now) continue;
       this.launch(item);
     }
@@ -190,13 +162,13 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
       .catch((error: unknown) => {
         const failures = (this.failures.get(item.id) ?? 0) + 1;
         this.failures.set(item.id, failures);
-        const wait = Math.min(100 * 2 ** failures, MAX_BACKOFF_MS);
+        const wait = Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), MAX_RETRY_MS);
         this.notBefore.set(item.id, Date.now() + wait);
-        this.logger.warn(`process manager: intern ${item.id} (${item.status}): ${describe(error)}; again in ${wait} ms`);
+        this.logger.warn(`process manager: intern ${item.id} (${item.status}): ${describeError(error)}; again in ${wait} ms`);
       })
       .finally(() => {
         this.inFlight.delete(item.id);
-        this.wake();
+        this.worker.wake();
       });
     this.inFlight.set(item.id, task);
   }
@@ -222,6 +194,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
         driver: this.options.driver,
         internDomain: this.options.internDomain,
         healthTimeoutMs: this.options.healthTimeoutMs,
+        healthWaitStarts: this.healthWaitStarts,
         now: this.now,
       },
       intern,
@@ -261,16 +234,24 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
   }
 
   /**
-   * A suspended or failed intern whose runtime was booted: end its runs and stop it, then clear the flag,
-   * only if nothing happened to the intern meanwhile (a new provision keeps it set).
+   * A suspended or failed intern whose runtime was booted: stop it (RuntimeStopRunner), then clear the flag,
+   * only if nothing happened to the intern meanwhile (a new provision keeps it set). When the runner gives up,
+   * the failure is recorded on the intern (RuntimeStopFailed), which takes it off the to-do list.
    */
   private async stopRuntime(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
-    const request = { internId: intern.id, correlationId: correlationOf(loaded) };
-    const ended = await this.options.driver.endRuns({ ...request, reason: 'intern_suspended' });
-    if (!ended.ok) throw new StopRefused(`ending runs refused: ${ended.message}`);
-    const stopped = await this.options.driver.stop(request);
-    if (!stopped.ok) throw new StopRefused(`stopping the runtime refused: ${stopped.message}`);
-    await clearRuntimeActive(this.options.dataSource, intern.id, loaded.version);
+    const outcome = await this.runtimeStops.run(intern.id, correlationOf(loaded));
+    if (outcome.kind === 'stopped') {
+      await clearRuntimeActive(this.options.dataSource, intern.id, loaded.version);
+      return null;
+    }
+    const { attempt, message } = outcome;
+    const at = this.now().toISOString();
+    await this.options.streams.execute(
+      intern.id,
+      (): InternCommand => ({ type: 'RecordRuntimeStopFailure', data: { attempt, message, at } }),
+      systemMetadata,
+    );
+    this.logger.warn(`process manager: intern ${intern.id}: gave up stopping its runtime after ${attempt} refusals: ${message}`);
     return null;
   }
 
@@ -284,32 +265,16 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
   private forgetSettled(pending: Set<string>): void {
     for (const id of this.notBefore.keys()) if (!pending.has(id)) this.notBefore.delete(id);
     for (const id of this.failures.keys()) if (!pending.has(id)) this.failures.delete(id);
+    this.runtimeStops.forgetAllBut(pending);
     for (const key of this.delayed) if (!pending.has(key.slice(0, key.indexOf('/')))) this.delayed.delete(key);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeSleeper = null;
-        this.woken = false;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeSleeper = done;
-    });
+    for (const key of this.healthWaitStarts.keys()) if (!pending.has(key.slice(0, key.indexOf('/')))) this.healthWaitStarts.delete(key);
   }
 }
 
 /** The process manager's events carry on the correlation of what caused them; the actor is the system. */
 function systemMetadata(loaded: LoadedIntern): EventMetadata {
   const last = loaded.events[loaded.events.length - 1];
-  return { correlation_id: correlationOf(loaded), causation_id: last?.eventId ?? null, actor: null };
+  return eventMetadata({ correlationId: correlationOf(loaded), causationId: last?.eventId ?? null, actor: null });
 }
 
 function correlationOf(loaded: LoadedIntern): string {
@@ -319,8 +284,4 @@ function correlationOf(loaded: LoadedIntern): string {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

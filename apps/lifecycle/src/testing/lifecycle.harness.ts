@@ -17,14 +17,18 @@ import {
   subjectsFor,
 } from '@interns/contracts';
 import { connectNats, RemoteServiceError, RpcClient } from '@interns/messaging';
-import { createTestDatabase, freePort, ServiceProcess, startServiceProcess, TestDatabase, testNatsPrefix } from '@interns/testing';
+import { createTestDatabase, deleteTestStreams, freePort, ServiceProcess, startServiceProcess, TestDatabase, testNatsPrefix } from '@interns/testing';
 import { RuntimeDriverStandIn, RuntimeOp } from './runtime-driver.stand-in';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const ENTRY = resolve('dist/apps/lifecycle/src/main.js');
 export const INTERN_DOMAIN = 'interns.test';
 
-const PROVISIONING_STEP_OF: Partial<Record<RuntimeOp, number>> = { prepareDisk: 1, boot: 3, health: 4 };
+const PROVISIONING_STEP_OF: Partial<Record<RuntimeOp, string>> = {
+  prepareDisk: 'disk_prepare',
+  boot: 'runtime_boot',
+  health: 'health_await',
+};
 const TEARDOWN_STEP_OF: Partial<Record<RuntimeOp, string>> = {
   endRuns: 'runs_end',
   stop: 'runtime_stop',
@@ -102,6 +106,7 @@ export class LifecycleHarness {
     await Promise.all(this.processes.map((process) => process.exited));
     await this.driver.close();
     await this.nc.close();
+    await deleteTestStreams(this.prefix, NATS_URL).catch(() => undefined);
     await this.pool.end();
     await this.db.drop();
     await rm(this.dataDir, { recursive: true, force: true });
@@ -237,7 +242,7 @@ async function completionRecorded(pool: pg.Pool, op: RuntimeOp, internId: string
   if (provisioningStep !== undefined) {
     const { rows } = await pool.query(
       `SELECT count(*)::int AS n FROM lifecycle.events
-        WHERE stream_id = $1 AND type = 'ProvisioningStepCompleted' AND (data->>'step')::int = $2
+        WHERE stream_id = $1 AND type = 'ProvisioningStepCompleted' AND data->>'step' = $2
           AND (data->>'attempt')::int = (SELECT max((data->>'attempt')::int) FROM lifecycle.events
                                           WHERE stream_id = $1 AND type = 'ProvisionRequested')`,
       [streamId, provisioningStep],

@@ -53,11 +53,3 @@ export class ModelProviderError extends Error {
     this.name = 'ModelProviderError';
   }
 }
-
-/** Tool names the loop offers to models (OpenAI tool names allow no dots, hence not `service.provide_input`). */
-export const AGENT_TOOLS = {
-  /** Runs a command in the intern's workspace; approval-bearing. Arguments `{ "command": string }`. */
-  shell: 'shell',
-  /** Asks the caller a question; becomes a `service.provide_input` elicitation. Arguments `{ "message", "fields"? }`. */
-  askUser: 'ask_user',
-} as const;

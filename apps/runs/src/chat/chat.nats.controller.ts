@@ -3,13 +3,11 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, Subjects } from '@interns/contracts';
 import { TurnsService } from './turns.service';
 
-export const TURNS_SERVICE = Symbol('TURNS_SERVICE');
-
 /** Chat and invoke requests from the gateway, served by any replica (queue group `runs`). */
 export function chatNatsController(subjects: Subjects['runs']): Type<unknown> {
   @Controller()
   class ChatNatsController {
-    constructor(@Inject(TURNS_SERVICE) private readonly turns: TurnsService) {}
+    constructor(@Inject(TurnsService) private readonly turns: TurnsService) {}
 
     @MessagePattern(subjects.chat)
     chat(@Payload() request: ChatRequest): Promise<ChatReply> {

@@ -4,18 +4,20 @@ import { jetstream, type JetStreamManager, jetstreamManager, type JsMsg } from '
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { subjectsFor } from '@interns/contracts';
+import { type IntegrationEvent, subjectsFor } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
 import {
   eventStoreMigration,
   type EventMetadata,
   INTEGRATION_EVENTS_CHECKPOINT,
+  integrationEventId,
   IntegrationEventsRelay,
   OutboxRelay,
   PostgresEventStore,
 } from '@interns/event-store';
-import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
+import { createTestDatabase, type TestDatabase, TEST_STREAM_LIMITS, testNatsPrefix } from '@interns/testing';
 import { RUNS_MIGRATIONS } from '../migrations';
+import { sessionEventsTranslator } from './session-integration-events';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const METADATA: EventMetadata = { correlation_id: 'c-1', causation_id: null, actor: 'member:alice' };
@@ -69,60 +71,94 @@ describe('runs integration events relay', () => {
     await db?.drop();
   });
 
-  it("publishes committed session events on their subjects with the event id as Nats-Msg-Id, beside lifecycle's relay", async () => {
+  it("publishes the integration events of committed session events, with ids derived from theirs, beside lifecycle's relay", async () => {
     const runsRelay = new IntegrationEventsRelay({
       service: 'runs',
       schema: 'runs',
       dataSource,
       nats: nc,
       subjects,
+      translator: sessionEventsTranslator('runs'),
       logger: new Logger('IntegrationEventsRelay'),
+      streamLimits: TEST_STREAM_LIMITS,
     });
-    // Configured as lifecycle's own relay is: same checkpoint name, its own schema.
+    // Another relay on lifecycle's schema with the same checkpoint name: its own checkpoint and lease.
     const lifecycleRelay = new OutboxRelay({
       dataSource,
       schema: 'lifecycle',
       nats: nc,
       streamName: subjects.eventStreamName('lifecycle'),
       streamSubjects: [subjects.eventsOf('lifecycle')],
-      subjectFor: (event) => subjects.event('lifecycle', event.type),
+      messagesFor: async (event) => [{ subject: subjects.integrationEvent('intern.deleted'), msgId: event.eventId, payload: '{}' }],
       checkpointName: INTEGRATION_EVENTS_CHECKPOINT,
       pollIntervalMs: 10,
       logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+      streamLimits: TEST_STREAM_LIMITS,
     });
 
     const sessionId = randomUUID();
-    const runId = randomUUID();
-    const at = new Date().toISOString();
-    await new PostgresEventStore(dataSource, { schema: 'runs' }).appendToStream(`session-${sessionId}`, 'session', 0, [
-      { type: 'SessionOpened', data: { sessionId, internId: randomUUID(), callerId: 'member:alice', origin: 'chat', at }, metadata: METADATA },
-      { type: 'RunStarted', data: { runId, prompt: 'hi', approvalMode: 'manual', model: 'local/scripted', ownerId: 'o', at }, metadata: METADATA },
-      { type: 'UsageRecorded', data: { runId, promptTokens: 1, completionTokens: 2 }, metadata: METADATA },
+    const internId = randomUUID();
+    const [first, second] = [randomUUID(), randomUUID()];
+    const at = '2030-01-01T10:00:00.000Z';
+    const question = { kind: 'permission', operation: 'shell: ls', options: ['allow_once', 'reject_once'] };
+    const store = new PostgresEventStore(dataSource, { schema: 'runs' });
+    const session = `session-${sessionId}`;
+    await store.appendToStream(session, 'session', 0, [
+      { type: 'SessionOpened', data: { sessionId, internId, callerId: 'key:org-key-1', origin: 'invoke', at }, metadata: METADATA },
+      { type: 'RunStarted', data: { runId: first, prompt: 'hi', approvalMode: 'manual', model: 'local/scripted', ownerId: 'o', at }, metadata: METADATA },
+      { type: 'UsageRecorded', data: { runId: first, promptTokens: 1, completionTokens: 2 }, metadata: METADATA },
+      { type: 'QuestionAsked', data: { runId: first, toolCallId: 'call-1', question, expiresAt: '2030-01-01T10:05:00.000Z' }, metadata: METADATA },
     ]);
-    await new PostgresEventStore(dataSource, { schema: 'lifecycle' }).appendToStream(`intern-${randomUUID()}`, 'intern', 0, [
+    await store.appendToStream(session, 'session', 4, [
+      { type: 'QuestionExpired', data: { runId: first, toolCallId: 'call-1' }, metadata: METADATA },
+      { type: 'RunCancelled', data: { runId: first, reason: 'interaction_deadline', at: '2030-01-01T10:05:00.000Z' }, metadata: METADATA },
+      { type: 'RunStarted', data: { runId: second, prompt: 'again', approvalMode: 'self-drive', model: 'local/scripted', ownerId: 'o', at }, metadata: METADATA },
+      { type: 'PromptJoined', data: { runId: second, text: 'and this', at }, metadata: METADATA },
+      {
+        type: 'RunFinished',
+        data: { runId: second, finishReason: 'error', error: { reason: 'model_error', message: 'boom' }, usage: null, at: '2030-01-01T10:06:00.000Z' },
+        metadata: METADATA,
+      },
+    ]);
+    await new PostgresEventStore(dataSource, { schema: 'lifecycle' }).appendToStream(`intern-${internId}`, 'intern', 0, [
       { type: 'InternSuspended', data: { at }, metadata: METADATA },
     ]);
     const stored: { event_id: string; type: string }[] = await dataSource.query(
       'SELECT event_id::text, type FROM runs.events ORDER BY global_position',
     );
+    const sourceOf = (type: string, nth = 0) => stored.filter((row) => row.type === type)[nth].event_id;
 
     await runsRelay.onApplicationBootstrap();
     await lifecycleRelay.start();
     try {
       await eventually(async () => (await runsRelay.lag()) === 0 && (await lifecycleRelay.lag()) === 0, 'both relays to catch up');
-      const messages = await streamMessages(nc, subjects.eventStreamName('runs'), stored.length);
-      expect(messages.map((message) => message.subject)).toEqual([
-        `${prefix}.evt.runs.session-opened`,
-        `${prefix}.evt.runs.run-started`,
-        `${prefix}.evt.runs.usage-recorded`,
+      const messages = await streamMessages(nc, subjects.eventStreamName('runs'), 10);
+      expect(messages.map((message) => message.subject)).toEqual(
+        ['run.started', 'question.opened', 'run.cancelled', 'run.started', 'run.prompt_joined', 'run.failed'].map(
+          (type) => `${prefix}.evt.runs.${type}`,
+        ),
+      );
+      expect(messages.map((message) => message.headers?.get('Nats-Msg-Id'))).toEqual(messages.map((message) => message.json<IntegrationEvent>().id));
+      const ref = { intern_id: internId, session_id: sessionId };
+      expect(messages.map((message) => message.json<IntegrationEvent>())).toEqual([
+        envelope('run.started', sourceOf('RunStarted'), 2, at, {
+          ...ref, run_id: first, origin: 'invoke', user_id: null, api_key_id: 'org-key-1', model: 'local/scripted', approval_mode: 'manual',
+        }),
+        envelope('question.opened', sourceOf('QuestionAsked'), 4, expect.any(String), {
+          ...ref, run_id: first, tool_call_id: 'call-1', arguments: question, expires_at: '2030-01-01T10:05:00.000Z',
+        }),
+        envelope('run.cancelled', sourceOf('RunCancelled'), 6, '2030-01-01T10:05:00.000Z', {
+          ...ref, run_id: first, origin: 'invoke', reason: 'interaction_deadline',
+          usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+        }),
+        envelope('run.started', sourceOf('RunStarted', 1), 7, at, {
+          ...ref, run_id: second, origin: 'invoke', user_id: null, api_key_id: 'org-key-1', model: 'local/scripted', approval_mode: 'self-drive',
+        }),
+        envelope('run.prompt_joined', sourceOf('PromptJoined'), 8, at, { ...ref, run_id: second }),
+        envelope('run.failed', sourceOf('RunFinished'), 9, '2030-01-01T10:06:00.000Z', {
+          ...ref, run_id: second, origin: 'invoke', finish_reason: 'error', usage: null, error: { reason: 'model_error', message: 'boom' },
+        }),
       ]);
-      expect(messages.map((message) => message.headers?.get('Nats-Msg-Id'))).toEqual(stored.map((row) => row.event_id));
-      expect(messages[2].json()).toMatchObject({
-        event_id: stored[2].event_id,
-        type: 'UsageRecorded',
-        stream_id: `session-${sessionId}`,
-        data: { runId, promptTokens: 1, completionTokens: 2 },
-      });
       expect((await jsm.streams.info(subjects.eventStreamName('lifecycle'))).state.messages).toBe(1);
     } finally {
       await runsRelay.onApplicationShutdown();
@@ -130,3 +166,17 @@ describe('runs integration events relay', () => {
     }
   });
 });
+
+/** The integration event the relay publishes for source event `sourceId` (stream version `sequence`). */
+function envelope(type: IntegrationEvent['type'], sourceId: string, sequence: number, createdAt: unknown, data: Record<string, unknown>) {
+  return {
+    id: integrationEventId(sourceId, type),
+    type,
+    version: 1,
+    created_at: createdAt,
+    workspace_id: null,
+    sequence,
+    correlation_id: METADATA.correlation_id,
+    data,
+  };
+}

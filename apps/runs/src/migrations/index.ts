@@ -1,4 +1,4 @@
-import { eventStoreMigration } from '@interns/event-store';
+import { eventStoreMigration, outboxParkingMigration } from '@interns/event-store';
 import { CreateSessions1763683200000 } from './1763683200000-create-sessions.migration';
 import { SessionsAndRuns1763683300000 } from './1763683300000-sessions-and-runs.migration';
 import { SandboxUsers1763700000000 } from './1763700000000-sandbox-users.migration';
@@ -9,4 +9,5 @@ export const RUNS_MIGRATIONS = [
   eventStoreMigration('runs', 1763683250000),
   SessionsAndRuns1763683300000,
   SandboxUsers1763700000000,
+  outboxParkingMigration('runs', 1764000000000),
 ];

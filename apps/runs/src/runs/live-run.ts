@@ -2,21 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DomainError, PERMISSION_OPTIONS } from '@interns/contracts';
-import type { ApprovalMode, ElicitationField, ParsedAnswer, Question, SessionMessage, SessionMessageReply, Subjects } from '@interns/contracts';
-import type { EventMetadata } from '@interns/event-store';
+import { DomainError } from '@interns/contracts';
+import type { ApprovalMode, ParsedAnswer, Question, SessionMessage, SessionMessageReply, Subjects } from '@interns/contracts';
 import { runUsage } from '@interns/runs-domain';
-import type { RunProgressEvent, SessionCommand, SessionEvent, SessionOrigin } from '@interns/runs-domain';
-import { AGENT_TOOL_SPECS, DEFAULT_ELICITATION_FIELDS, FALLBACK_ANSWER, parseToolArguments } from '../agent/agent-tools';
-import { AGENT_TOOLS, ModelProviderError } from '../agent/model-provider';
-import type { ConversationMessage, ModelProvider, ModelToolCall } from '../agent/model-provider';
+import type { SessionEvent, SessionOrigin } from '@interns/runs-domain';
+import { ModelProviderError } from '../agent/model-provider';
+import type { ModelProvider } from '../agent/model-provider';
+import { FALLBACK_ANSWER } from '../agent/tools/ask-user.tool';
 import type { RuntimeDriver } from '../runtime/runtime-driver';
 import { OwnedSession } from '../sessions/owned-session';
 import type { SessionSnapshot, SessionStreams } from '../sessions/session-streams';
-import { endingChunk, endingCommand } from './run-ending';
+import { AgentLoop } from './agent-loop';
+import type { RunControls } from './agent-loop';
+import { PendingQuestion } from './pending-question';
+import { endingCommand } from './run-ending';
 import type { Ending, Outcome } from './run-ending';
-import { activeRunsGauge, openQuestionsGauge, runDurationHistogram } from './runs.metrics';
-import { StreamPublisher } from './stream-publisher';
+import { RunRecorder } from './run-recorder';
+import { RunResponsePublisher } from './run-response.publisher';
+import { activeRunsGauge, runDurationHistogram } from './runs.metrics';
 
 export interface RunSettings {
   interactionDeadlineMs: number;
@@ -50,7 +53,6 @@ export interface RunSpec {
   /** The chat response to stream into; null for invoke (nobody watches). */
   stream: { streamId: string; created: number } | null;
   correlationId: string;
-  standingShellPermission: 'allow' | 'reject' | null;
 }
 
 class RunStopped extends Error {
@@ -60,24 +62,21 @@ class RunStopped extends Error {
 }
 
 /**
- * One going run on its owning replica: the agent loop (model turns, tools, questions), the response it
- * streams, and what it records in the session's stream. Messages for it (steering, answers, a client that
- * left, the intern ending it) arrive through `receive`. The tool schemas live in `agent/agent-tools.ts`, how
- * a run ends (recorded command, last chunk) in `run-ending.ts`, where the shell runs behind the runtime driver.
+ * One going run on its owning replica: its life from start to recorded end, and its link to the client.
+ * Messages for it (steering, answers, a client that left, the intern ending it) arrive through `receive`;
+ * it stops on them, on its deadlines, or on shutdown, and asks the caller when the loop needs an answer.
+ * The model turns and tools are the AgentLoop's, shell consent is the session's (`shellConsent`), the
+ * response's chunks and endings are the RunResponsePublisher's.
  */
 export class LiveRun {
   private readonly logger = new Logger('Run');
   private readonly abort = new AbortController();
-  private stream: StreamPublisher | null = null;
+  private readonly recorder: RunRecorder;
+  private readonly question = new PendingQuestion();
+  /** The response a client reads now; none while the run waits on an answer, or for invoke. */
+  private response: RunResponsePublisher | null = null;
   private ending: Ending | null = null;
   private readonly steering: string[] = [];
-  private pendingQuestion: { toolCallId: string; resolve: (answer: ParsedAnswer | null) => void; timer: NodeJS.Timeout } | null =
-    null;
-  private standingShellPermission: 'allow' | 'reject' | null;
-  private unrecordedOutput = '';
-  /** Every tool call the model asked for so far, whatever came of it (MAX_TOOL_CALLS_PER_RUN). */
-  private toolCallsAsked = 0;
-  private readonly session: OwnedSession;
   private readonly deadline: NodeJS.Timeout;
   private readonly startedAt = performance.now();
   /** Settles when the run has ended and its ending is recorded. */
@@ -89,8 +88,7 @@ export class LiveRun {
     private readonly env: RunEnvironment,
     session: SessionSnapshot,
   ) {
-    this.session = new OwnedSession(env.streams, spec.sessionId, session);
-    this.standingShellPermission = spec.standingShellPermission;
+    this.recorder = new RunRecorder(new OwnedSession(env.streams, spec.sessionId, session), spec);
     activeRunsGauge.inc();
     if (spec.stream !== null) this.attach(spec.stream.streamId, spec.stream.created);
     this.deadline = setTimeout(() => this.stop({ reason: 'execution_deadline', tell: 'run_ended' }), env.settings.executionDeadlineMs);
@@ -114,13 +112,13 @@ export class LiveRun {
     switch (message.type) {
       case 'steer':
         if (this.ending !== null) return { ok: false, reason: 'no_run', message: 'the run has ended' };
-        await this.record([], { type: 'JoinPrompt', text: message.text, at: now() }, message.correlationId);
+        await this.recorder.record([], { type: 'JoinPrompt', text: message.text, at: now() }, message.correlationId);
         this.steering.push(message.text);
         return { ok: true };
       case 'answer':
         return this.answer(message);
       case 'disconnect':
-        if (this.stream !== null && this.stream.streamId === message.streamId) {
+        if (this.response !== null && this.response.streamId === message.streamId) {
           this.stop({ reason: 'client_disconnected', tell: 'nothing' });
         }
         return { ok: true };
@@ -147,39 +145,28 @@ export class LiveRun {
     if (this.ending !== null) return;
     this.ending = ending;
     this.abort.abort(new RunStopped());
-    const pending = this.pendingQuestion;
-    if (pending !== null) {
-      clearTimeout(pending.timer);
-      this.pendingQuestion = null;
-      pending.resolve(null);
-    }
+    this.question.giveUp();
   }
 
   private attach(streamId: string, created: number): void {
-    this.stream = new StreamPublisher(
-      this.env.nc,
-      this.env.subjects.runs.stream(streamId),
-      streamId,
-      created,
-      this.spec.model,
-      this.env.settings.streamHeartbeatMs,
-    );
-    this.stream.chunk(this.stream.chunks.role());
+    const { nc, subjects, settings } = this.env;
+    const { model, sessionId } = this.spec;
+    const subject = subjects.runs.stream(streamId);
+    this.response = new RunResponsePublisher({ nc, subject, streamId, created, model, sessionId, heartbeatMs: settings.streamHeartbeatMs });
   }
 
   private async answer(message: Extract<SessionMessage, { type: 'answer' }>): Promise<SessionMessageReply> {
-    const pending = this.pendingQuestion;
+    const waitingOn = this.question.toolCallId;
     try {
       // The decider judges every answer (unknown, no longer pending, not offered), open question or not.
-      const events = await this.record([], { type: 'AnswerQuestion', toolCallId: message.toolCallId, raw: message.content, by: 'caller' }, message.correlationId);
-      const answered = events.find((event) => event.type === 'QuestionAnswered');
-      if (pending === null || pending.toolCallId !== message.toolCallId || answered?.type !== 'QuestionAnswered') {
+      const command = { type: 'AnswerQuestion', toolCallId: message.toolCallId, raw: message.content, by: 'caller' } as const;
+      const answer = answerIn(await this.recorder.record([], command, message.correlationId));
+      if (waitingOn !== message.toolCallId || answer === null) {
         return { ok: false, reason: 'interaction_not_pending', message: 'the question is no longer pending' };
       }
-      clearTimeout(pending.timer);
-      this.pendingQuestion = null;
+      // The answer's response is there before the loop goes on with the answer.
       this.attach(message.streamId, message.created);
-      pending.resolve(answered.data.answer);
+      this.question.settle(message.toolCallId, answer);
       return { ok: true };
     } catch (error) {
       if (error instanceof DomainError) return { ok: false, reason: error.reason, message: error.message };
@@ -191,7 +178,7 @@ export class LiveRun {
     // Read only when nobody stopped the run (`ending` is null).
     let outcome: Outcome = { finish: 'stop' };
     try {
-      outcome = { finish: await this.loop() };
+      outcome = { finish: await new AgentLoop(this.spec, this.env, this.controls()).execute() };
     } catch (error) {
       if (this.ending === null) {
         outcome =
@@ -210,122 +197,18 @@ export class LiveRun {
     }
     await this.conclude(outcome).catch((error: unknown) => {
       this.logger.error(`run ${this.spec.runId} could not record its end: ${error instanceof Error ? error.message : String(error)}`);
-      this.stream?.close();
+      this.response?.abandon();
     });
   }
 
   private async conclude(outcome: Outcome): Promise<void> {
-    const flushed = this.flushOutput();
     const ending = this.ending;
-    const command = endingCommand(this.spec.runId, ending, outcome, now());
     // The usage reported in the final chunk is the run's, as recorded before the run ends.
-    const usage = runUsage(this.session.state);
-    await this.record(flushed, command);
-
-    const stream = this.stream;
-    this.stream = null;
-    if (stream === null) return;
-    const chunks = stream.chunks;
-    const last = endingChunk(chunks, ending, outcome);
-    if (last === null) {
-      stream.close();
-      return;
-    }
-    stream.chunk(last);
-    stream.chunk(chunks.final(this.spec.sessionId, usage));
-    stream.done();
-  }
-
-  /** The agent loop: model turns and their tool calls until the model is done (`stop`) or the run reaches a cap (`length`). */
-  private async loop(): Promise<'stop' | 'length'> {
-    const messages: ConversationMessage[] = [];
-    if (this.spec.instructions) messages.push({ role: 'system', content: this.spec.instructions });
-    messages.push({ role: 'user', content: this.spec.prompt });
-    for (let turn = 1; ; turn++) {
-      this.checkGoing();
-      await this.record([{ type: 'ModelRequested', data: { runId: this.spec.runId, turn, at: now() } }]);
-      const { text, calls } = await this.modelTurn(messages);
-      messages.push({ role: 'assistant', content: text, toolCalls: calls });
-      if (calls.length === 0) {
-        const steered = this.steering.splice(0);
-        if (steered.length === 0) return 'stop';
-        for (const prompt of steered) messages.push({ role: 'user', content: prompt });
-        continue;
-      }
-      for (const call of calls) {
-        if (this.toolCallsAsked >= this.env.settings.maxToolCallsPerRun) return 'length';
-        this.toolCallsAsked++;
-        messages.push({ role: 'tool', toolCallId: call.id, content: await this.runTool(call) });
-      }
-    }
-  }
-
-  private async modelTurn(messages: ConversationMessage[]): Promise<{ text: string; calls: ModelToolCall[] }> {
-    const calls: ModelToolCall[] = [];
-    let text = '';
-    const usage = { promptTokens: 0, completionTokens: 0, reported: false };
-    const turn = this.spec.provider.streamTurn({ model: this.spec.model, messages, tools: AGENT_TOOL_SPECS, signal: this.abort.signal });
-    for await (const event of turn) {
-      this.checkGoing();
-      if (event.type === 'content') {
-        if (event.text.length === 0) continue;
-        text += event.text;
-        this.unrecordedOutput += event.text;
-        this.stream?.chunk(this.stream.chunks.content(event.text));
-      } else if (event.type === 'tool_call') {
-        calls.push(event.call);
-      } else {
-        usage.promptTokens += event.promptTokens;
-        usage.completionTokens += event.completionTokens;
-        usage.reported = true;
-      }
-    }
-    this.checkGoing();
-    const progress = this.flushOutput();
-    if (usage.reported) {
-      const { promptTokens, completionTokens } = usage;
-      progress.push({ type: 'UsageRecorded', data: { runId: this.spec.runId, promptTokens, completionTokens } });
-    }
-    await this.record(progress);
-    return { text, calls };
-  }
-
-  private async runTool(call: ModelToolCall): Promise<string> {
-    const args = parseToolArguments(call.arguments);
-    if (call.name === AGENT_TOOLS.shell && typeof args?.command === 'string') return this.shell(call, args.command);
-    if (call.name === AGENT_TOOLS.askUser && typeof args?.message === 'string') {
-      const fields = Array.isArray(args.fields) ? (args.fields as ElicitationField[]) : DEFAULT_ELICITATION_FIELDS;
-      const answer = await this.ask({ kind: 'elicitation', message: args.message, fields });
-      if (answer.kind === 'elicitation' && answer.answer.action === 'cancel') this.stopByCaller();
-      return JSON.stringify(answer.kind === 'elicitation' ? answer.answer : { action: 'decline' });
-    }
-    return `unknown tool or arguments: ${call.name}`;
-  }
-
-  private async shell(call: ModelToolCall, command: string): Promise<string> {
-    const refuse = async (why: string): Promise<string> => {
-      const result = `Permission to run \`${command}\` was refused${why}.`;
-      await this.record([{ type: 'ToolRefused', data: { runId: this.spec.runId, toolCallId: call.id, tool: 'shell', arguments: call.arguments, result } }]);
-      return result;
-    };
-    let consent: 'self-drive' | 'standing' | 'caller';
-    if (this.standingShellPermission === 'reject') return refuse(' (standing refusal for this session)');
-    if (this.standingShellPermission === 'allow') consent = 'standing';
-    else if (this.spec.approvalMode === 'self-drive') consent = 'self-drive';
-    else {
-      const answer = await this.ask({ kind: 'permission', operation: `shell: ${command}`, options: [...PERMISSION_OPTIONS] });
-      const option = answer.kind === 'permission' ? answer.option : 'reject_once';
-      if (option === 'cancel') this.stopByCaller();
-      if (option === 'allow_always') this.standingShellPermission = 'allow';
-      if (option === 'reject_always') this.standingShellPermission = 'reject';
-      if (option.startsWith('reject')) return refuse('');
-      consent = 'caller';
-    }
-    await this.record([{ type: 'ToolCalled', data: { runId: this.spec.runId, toolCallId: call.id, tool: 'shell', arguments: call.arguments, consent } }]);
-    const text = await this.env.runtime.runShell(this.spec.internId, { command, signal: this.abort.signal });
-    this.checkGoing();
-    await this.record([{ type: 'ToolCompleted', data: { runId: this.spec.runId, toolCallId: call.id, result: text } }]);
-    return text;
+    const usage = runUsage(this.recorder.state);
+    await this.recorder.record(this.recorder.takeOutput(), endingCommand(this.spec.runId, ending, outcome, now()));
+    const response = this.response;
+    this.response = null;
+    response?.endWithRun(ending, outcome, usage);
   }
 
   /**
@@ -334,33 +217,35 @@ export class LiveRun {
    */
   private async ask(question: Question): Promise<ParsedAnswer> {
     const toolCallId = `call_${randomUUID().replace(/-/g, '')}`;
-    const expiresAt = new Date(Date.now() + this.env.settings.interactionDeadlineMs).toISOString();
-    await this.record(this.flushOutput(), { type: 'AskQuestion', runId: this.spec.runId, toolCallId, question, expiresAt });
-    if (this.spec.origin === 'invoke' || this.stream === null) {
-      const events = await this.record([], { type: 'AnswerQuestion', toolCallId, raw: FALLBACK_ANSWER, by: 'fallback' });
-      const answered = events.find((event) => event.type === 'QuestionAnswered');
-      if (answered?.type !== 'QuestionAnswered') throw new Error('the fallback answer was not recorded');
-      return answered.data.answer;
+    const { interactionDeadlineMs } = this.env.settings;
+    const expiresAt = new Date(Date.now() + interactionDeadlineMs).toISOString();
+    await this.recorder.record(this.recorder.takeOutput(), { type: 'AskQuestion', runId: this.spec.runId, toolCallId, question, expiresAt });
+    const response = this.response;
+    if (this.spec.origin === 'invoke' || response === null) {
+      const events = await this.recorder.record([], { type: 'AnswerQuestion', toolCallId, raw: FALLBACK_ANSWER, by: 'fallback' });
+      const answer = answerIn(events);
+      if (answer === null) throw new Error('the fallback answer was not recorded');
+      return answer;
     }
-    const stream = this.stream;
-    this.stream = null;
-    stream.chunk(stream.chunks.toolCall(toolCallId, question));
-    stream.chunk(stream.chunks.finish('tool_calls'));
-    stream.chunk(stream.chunks.final(this.spec.sessionId, null));
-    stream.done();
-    openQuestionsGauge.inc();
-    const answer = await new Promise<ParsedAnswer | null>((resolve) => {
-      const timer = setTimeout(() => void this.expire(toolCallId), this.env.settings.interactionDeadlineMs);
-      timer.unref();
-      this.pendingQuestion = { toolCallId, resolve, timer };
-    }).finally(() => openQuestionsGauge.dec());
+    this.response = null;
+    response.endWithQuestion(toolCallId, question);
+    const expire = () => this.stop({ reason: 'interaction_deadline', tell: 'run_ended', toolCallId });
+    const answer = await this.question.wait(toolCallId, interactionDeadlineMs, expire);
     if (answer === null) throw new RunStopped();
     return answer;
   }
 
-  private async expire(toolCallId: string): Promise<void> {
-    if (this.pendingQuestion?.toolCallId !== toolCallId) return;
-    this.stop({ reason: 'interaction_deadline', tell: 'run_ended', toolCallId });
+  /** What the agent loop may do to the run. */
+  private controls(): RunControls {
+    return {
+      recorder: this.recorder,
+      signal: this.abort.signal,
+      checkGoing: () => this.checkGoing(),
+      stream: (text) => this.response?.content(text),
+      ask: (question) => this.ask(question),
+      takeSteering: () => this.steering.splice(0),
+      stopByCaller: () => this.stopByCaller(),
+    };
   }
 
   private stopByCaller(): never {
@@ -371,27 +256,12 @@ export class LiveRun {
   private checkGoing(): void {
     if (this.ending !== null) throw new RunStopped();
   }
+}
 
-  private flushOutput(): RunProgressEvent[] {
-    if (this.unrecordedOutput.length === 0) return [];
-    const text = this.unrecordedOutput;
-    this.unrecordedOutput = '';
-    return [{ type: 'OutputProduced', data: { runId: this.spec.runId, text } }];
-  }
-
-  /** Appends progress events and then a command's events, in one append. */
-  private record(
-    progress: RunProgressEvent[],
-    command?: SessionCommand,
-    correlationId = this.spec.correlationId,
-  ): Promise<SessionEvent[]> {
-    const commands: SessionCommand[] = [];
-    if (progress.length > 0) commands.push({ type: 'RecordProgress' as const, runId: this.spec.runId, events: progress });
-    if (command !== undefined) commands.push(command);
-    const metadata: EventMetadata = { correlation_id: correlationId, causation_id: null, actor: this.spec.callerId };
-    if (commands.length === 0) return Promise.resolve([]);
-    return this.session.execute(commands, metadata);
-  }
+/** The answer an AnswerQuestion command recorded; null when it recorded none. */
+function answerIn(events: SessionEvent[]): ParsedAnswer | null {
+  const answered = events.find((event) => event.type === 'QuestionAnswered');
+  return answered?.type === 'QuestionAnswered' ? answered.data.answer : null;
 }
 
 function now(): string {

@@ -1,6 +1,5 @@
-import { errorEnvelope } from '@interns/contracts';
-import type { ChatChunk, ChunkBuilder, ErrorReason, RunEndReason } from '@interns/contracts';
-import type { RunCancelReason, SessionCommand } from '@interns/runs-domain';
+import type { ErrorReason, RunEndReason } from '@interns/contracts';
+import type { SessionCommand } from '@interns/runs-domain';
 
 /** How a run that stops early tells an attached client. */
 export type Ending =
@@ -32,44 +31,5 @@ export function endingCommand(runId: string, ending: Ending | null, outcome: Out
       const unknown: never = outcome;
       throw new Error(`unknown outcome ${JSON.stringify(unknown)}`);
     }
-  }
-}
-
-/**
- * The finish (or error) chunk an attached client gets before the final chunk; null when the client is gone
- * and the stream is only closed.
- */
-export function endingChunk(chunks: ChunkBuilder, ending: Ending | null, outcome: Outcome): ChatChunk | null {
-  if (ending === null) {
-    return outcome.finish === 'error' ? chunks.error(errorEnvelope(outcome.reason, outcome.message).error) : chunks.finish(outcome.finish);
-  }
-  switch (ending.tell) {
-    case 'run_ended':
-      return chunks.error(errorEnvelope('run_ended', endedMessage(ending.reason)).error);
-    case 'internal_error':
-      return chunks.error(errorEnvelope('internal_error', 'the runs service stopped; the run did not finish').error);
-    case 'stop':
-      return chunks.finish('stop');
-    case 'nothing':
-      return null;
-    default: {
-      const unknown: never = ending;
-      throw new Error(`unknown ending ${JSON.stringify(unknown)}`);
-    }
-  }
-}
-
-function endedMessage(reason: RunCancelReason): string {
-  switch (reason) {
-    case 'intern_suspended':
-      return 'the intern was suspended; the run ended';
-    case 'intern_deleted':
-      return 'the intern is being deleted; the run ended';
-    case 'execution_deadline':
-      return 'the run reached its execution deadline';
-    case 'interaction_deadline':
-      return 'the question was not answered in time; the run ended';
-    default:
-      return 'the run ended';
   }
 }

@@ -4,16 +4,13 @@ import type { Subscription } from '@nats-io/transport-node';
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '@interns/contracts';
 import type { InternEndsRunsReason, RunEndReason } from '@interns/contracts';
-import type { EventMetadata } from '@interns/event-store';
+import { eventMetadata } from '@interns/event-store';
 import { NO_OWNER, SessionChannel } from '@interns/messaging';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
 import { LiveRun, RunEnvironment, RunSpec } from './live-run';
 
-/** Injection token of the replica's RunHost. */
-export const RUN_HOST = Symbol('RUN_HOST');
-
 /** What starting a run needs besides what the host mints (run id, owner). */
-export type RunStart = Omit<RunSpec, 'runId' | 'standingShellPermission'> & {
+export type RunStart = Omit<RunSpec, 'runId'> & {
   /** Open the session in the same append (a new session). */
   openSession: boolean;
 };
@@ -81,7 +78,7 @@ export class RunHost {
 
   /** Cancels a run whose owner is gone (no replica serves its session). */
   async cancelOrphan(row: { id: string; session_id: string }, reason: 'owner_lost' | RunEndReason = 'owner_lost'): Promise<void> {
-    const metadata: EventMetadata = { correlation_id: randomUUID(), causation_id: null, actor: null };
+    const metadata = eventMetadata({ correlationId: randomUUID(), actor: null });
     await this.env.streams.execute(row.session_id, [{ type: 'CancelRun', runId: row.id, reason, at: new Date().toISOString() }], metadata);
   }
 
@@ -105,15 +102,14 @@ export class RunHost {
       });
     }
     commands.push({ type: 'StartRun', runId, prompt: start.prompt, approvalMode: start.approvalMode, model: start.model, ownerId: this.ownerId, at });
-    const metadata: EventMetadata = { correlation_id: start.correlationId, causation_id: null, actor: start.callerId };
-    const { session } = await this.env.streams.execute(start.sessionId, commands, metadata, {
+    const metadata = eventMetadata({ correlationId: start.correlationId, actor: start.callerId });
+    const started = await this.env.streams.execute(start.sessionId, commands, metadata, {
       inTransaction: (manager) => this.checkRunLimit(manager, start.internId),
     });
 
     const { openSession: _opened, ...spec } = start;
-    const standing = session.state.kind === 'open' ? session.state.standingShellPermission : null;
     // The run keeps the session as it left it here, and records on from there without reading it again.
-    const run = new LiveRun({ ...spec, runId, standingShellPermission: standing }, this.env, session);
+    const run = new LiveRun({ ...spec, runId }, this.env, { version: started.version, state: started.state });
     const subscription = this.channel.serve(start.sessionId, (message) => run.receive(message));
     this.live.set(start.sessionId, { run, subscription });
     void run.finished.then(() => {

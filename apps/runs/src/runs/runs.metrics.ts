@@ -1,4 +1,4 @@
-import { gauge, histogram } from '@interns/health';
+import { gauge, histogram } from '@interns/service-runtime';
 
 /** Runs this replica owns right now (paused on a question included). */
 export const activeRunsGauge = gauge({ name: 'interns_runs_active', help: 'Runs going on this replica' });

@@ -1,7 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Subjects } from '@interns/contracts';
-import { RUN_HOST } from '../runs/run-host';
-import type { RunHost } from '../runs/run-host';
+import { RunHost } from '../runs/run-host';
 import type { RuntimeDriver } from './runtime-driver';
 import { RUNTIME_DRIVER } from './runtime-driver';
 import { runtimeNatsController } from './runtime.nats.controller';
@@ -15,7 +14,7 @@ export class RuntimeModule {
       controllers: [runtimeNatsController(options.subjects.runs)],
       providers: [
         { provide: RUNTIME_DRIVER, useValue: options.driver },
-        { provide: RUN_HOST, useValue: options.host },
+        { provide: RunHost, useValue: options.host },
       ],
       exports: [RUNTIME_DRIVER],
     };

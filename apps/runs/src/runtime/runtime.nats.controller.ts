@@ -9,8 +9,7 @@ import type {
   RuntimeStepReply,
   Subjects,
 } from '@interns/contracts';
-import { RUN_HOST } from '../runs/run-host';
-import type { RunHost } from '../runs/run-host';
+import { RunHost } from '../runs/run-host';
 import { RUNTIME_DRIVER } from './runtime-driver';
 import type { RuntimeDriver } from './runtime-driver';
 
@@ -26,7 +25,7 @@ export function runtimeNatsController(subjects: Subjects['runs']): Type<unknown>
 
     constructor(
       @Inject(RUNTIME_DRIVER) private readonly driver: RuntimeDriver,
-      @Inject(RUN_HOST) private readonly runs: RunHost,
+      @Inject(RunHost) private readonly runs: RunHost,
     ) {}
 
     @MessagePattern(subjects.runtimePrepareDisk)

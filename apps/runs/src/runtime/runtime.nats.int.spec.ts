@@ -14,7 +14,7 @@ import type {
   Subjects,
 } from '@interns/contracts';
 import { subjectsFor } from '@interns/contracts';
-import { bootstrapService, RunningService } from '@interns/health';
+import { bootstrapService, RunningService } from '@interns/service-runtime';
 import { RemoteServiceError, RpcClient } from '@interns/messaging';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from '@interns/testing';
 import { RUNS_MIGRATIONS } from '../migrations';

@@ -55,7 +55,7 @@ describe('OwnedSession', () => {
   async function startedRun(): Promise<{ owned: OwnedSession; sessionId: string; runId: string }> {
     const sessionId = randomUUID();
     const runId = randomUUID();
-    const { session } = await streams.execute(
+    const session = await streams.execute(
       sessionId,
       [
         { type: 'OpenSession', sessionId, internId: randomUUID(), callerId: 'member:alice', origin: 'chat', at },

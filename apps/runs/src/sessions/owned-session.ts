@@ -32,13 +32,16 @@ export class OwnedSession {
   private write(commands: SessionCommand[], metadata: EventMetadata): Promise<SessionEvent[]> {
     return retryOnConcurrency(async (attempt) => {
       if (attempt > 1) await this.reload();
-      const written = await this.streams.decideAndAppend(this.sessionId, this.snapshot, commands, metadata);
-      this.snapshot = written.session;
-      return written.events;
+      const { events, version, state } = await this.streams.executeAt(this.sessionId, this.snapshot, commands, metadata);
+      this.snapshot = { version, state };
+      return events;
     });
   }
 
-  /** Catches up with what another writer appended (e.g. a replica that took this run for an orphan). */
+  /**
+   * Catches up with what another writer appended (e.g. a replica that took this run for an orphan), before
+   * deciding again: a refusal then leaves the state the owner sees as the stream has it.
+   */
   private async reload(): Promise<void> {
     const { version, state } = await this.streams.load(this.sessionId);
     this.snapshot = { version, state };

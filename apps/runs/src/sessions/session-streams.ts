@@ -1,93 +1,64 @@
-import type { EntityManager } from 'typeorm';
-import { EventMetadata, PostgresEventStore, retryOnConcurrency, StoredEvent } from '@interns/event-store';
 import {
-  decide,
-  evolve,
-  initialState,
+  CommandHandler,
+  type CommandResult,
+  type EventMetadata,
+  type InTransaction,
+  type LoadedStream,
+  PostgresEventStore,
+  type StreamState,
+} from '@interns/event-store';
+import {
   SESSION_STREAM_TYPE,
   SessionCommand,
+  sessionDecider,
   SessionEvent,
   SessionState,
   sessionStreamId,
 } from '@interns/runs-domain';
 
 /** A session's state at one version of its stream. */
-export interface SessionSnapshot {
-  version: number;
-  state: SessionState;
-}
+export type SessionSnapshot = StreamState<SessionState>;
 
-export interface LoadedSession extends SessionSnapshot {
-  events: SessionEvent[];
-}
+export type LoadedSession = LoadedStream<SessionState>;
 
 /** What a decision appended (as stored), and the session right after it. */
-export interface SessionWrite {
-  events: SessionEvent[];
-  session: SessionSnapshot;
-}
+export type SessionWrite = CommandResult<SessionState, SessionEvent>;
 
 export interface SessionExecuteOptions {
   /** Same transaction as the append (e.g. the concurrent-run limit); throwing rolls the append back. */
-  inTransaction?: (manager: EntityManager, events: SessionEvent[]) => Promise<void>;
+  inTransaction?: InTransaction;
 }
 
 /**
- * Session commands the one way: decide on a snapshot, append at its version. `execute` loads the snapshot
- * itself (and reloads on a race); a run's owner keeps its own snapshot instead (OwnedSession).
+ * Session commands, by session id, through the command handler: `execute` loads the session itself (and
+ * again on a race); a run's owner decides on the session it keeps instead (`executeAt`, see OwnedSession).
  */
 export class SessionStreams {
-  constructor(private readonly store: PostgresEventStore) {}
+  private readonly handler: CommandHandler<SessionState, SessionCommand, SessionEvent>;
 
-  async load(sessionId: string): Promise<LoadedSession> {
-    const { version, events } = await this.store.readStream(sessionStreamId(sessionId));
-    const domainEvents = events.map(toSessionEvent);
-    return { version, events: domainEvents, state: domainEvents.reduce(evolve, initialState()) };
+  constructor(store: PostgresEventStore) {
+    this.handler = new CommandHandler(store, { decider: sessionDecider, streamType: SESSION_STREAM_TYPE });
   }
 
-  /** Loads, decides every command in order and appends all their events at once; on a race, all of it again. */
-  async execute(
+  load(sessionId: string): Promise<LoadedSession> {
+    return this.handler.load(sessionStreamId(sessionId));
+  }
+
+  /** Decides every command in order and appends all their events at once; on a race, all of it again. */
+  execute(
     sessionId: string,
     commands: SessionCommand[],
     metadata: EventMetadata,
     options: SessionExecuteOptions = {},
   ): Promise<SessionWrite> {
-    return retryOnConcurrency(async () => this.decideAndAppend(sessionId, await this.load(sessionId), commands, metadata, options));
+    return this.handler.handle(sessionStreamId(sessionId), commands, { metadata, inTransaction: options.inTransaction });
   }
 
   /**
    * Decides every command in order on `session` and appends their events at its version, once: a
-   * ConcurrencyError says another writer got there first. A command the decider refuses throws before anything is appended.
+   * ConcurrencyError says another writer got there first. A refused command throws before anything is appended.
    */
-  async decideAndAppend(
-    sessionId: string,
-    session: SessionSnapshot,
-    commands: SessionCommand[],
-    metadata: EventMetadata,
-    options: SessionExecuteOptions = {},
-  ): Promise<SessionWrite> {
-    let state = session.state;
-    const produced: SessionEvent[] = [];
-    for (const command of commands) {
-      const events = decide(command, state);
-      state = events.reduce(evolve, state);
-      produced.push(...events);
-    }
-    if (produced.length === 0) return { events: [], session };
-    const inTransaction = options.inTransaction;
-    const appended = await this.store.appendToStream(
-      sessionStreamId(sessionId),
-      SESSION_STREAM_TYPE,
-      session.version,
-      produced.map((event) => ({ type: event.type, data: { ...event.data }, metadata })),
-      inTransaction ? { inTransaction: (manager, stored) => inTransaction(manager, stored.map(toSessionEvent)) } : undefined,
-    );
-    // The stored form (text made storable), so the state evolves exactly as a reload would rebuild it.
-    const events = appended.events.map(toSessionEvent);
-    return { events, session: { version: appended.nextVersion, state: events.reduce(evolve, session.state) } };
+  executeAt(sessionId: string, session: SessionSnapshot, commands: SessionCommand[], metadata: EventMetadata): Promise<SessionWrite> {
+    return this.handler.handleAt(sessionStreamId(sessionId), session, commands, { metadata });
   }
-}
-
-function toSessionEvent(stored: StoredEvent): SessionEvent {
-  return { type: stored.type, data: stored.data } as SessionEvent;
 }

@@ -1,6 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERROR_REASONS } from '../errors';
-import { HTTP_METHODS, OPENAPI_DOCUMENT, OpenApiOperation } from './openapi-document';
+import { OPENAPI_DOCUMENT } from './openapi-document';
+import { HTTP_METHODS, OpenApiOperation } from './openapi-operation';
 
 const operations: [string, OpenApiOperation][] = Object.entries(OPENAPI_DOCUMENT.paths).flatMap(([template, item]) =>
   HTTP_METHODS.flatMap((method) => {

@@ -1,4 +1,4 @@
-import type { InternChanges, InternCreated, TeardownStep } from './intern.events';
+import type { InternChanges, InternCreated, ProvisioningStep, TeardownStep } from './intern.events';
 
 export interface CreateIntern {
   type: 'CreateIntern';
@@ -32,17 +32,22 @@ export interface StartProvisioning {
 
 export interface CompleteProvisioningStep {
   type: 'CompleteProvisioningStep';
-  data: { attempt: number; step: number; hostname: string | null; at: string };
+  data: { attempt: number; step: ProvisioningStep; hostname: string | null; at: string };
 }
 
 export interface FailProvisioning {
   type: 'FailProvisioning';
-  data: { attempt: number; step: number; message: string; at: string };
+  data: { attempt: number; step: ProvisioningStep; message: string; at: string };
 }
 
 export interface SuspendIntern {
   type: 'SuspendIntern';
   data: { at: string };
+}
+
+export interface RecordRuntimeStopFailure {
+  type: 'RecordRuntimeStopFailure';
+  data: { attempt: number; message: string; at: string };
 }
 
 export interface RequestDeletion {
@@ -69,6 +74,7 @@ export type InternCommand =
   | CompleteProvisioningStep
   | FailProvisioning
   | SuspendIntern
+  | RecordRuntimeStopFailure
   | RequestDeletion
   | CompleteTeardownStep
   | FailTeardown;

@@ -4,8 +4,10 @@ import {
   ARCHIVE_STEP,
   InternChanges,
   InternEvent,
+  PROVISIONING_STEP_LABELS,
   PROVISIONING_STEPS,
   PROVISIONING_TOTAL_STEPS,
+  ProvisioningStep,
   TEARDOWN_STEPS,
   TeardownStep,
 } from './intern.events';
@@ -32,8 +34,8 @@ export interface InternPresent {
   lastFailureMessage: string | null;
   /** Number of the latest provisioning run (0: never provisioned). */
   attempt: number;
-  /** The provisioning step in progress (1-4) while `provisioning`, else null. */
-  provisioningStep: number | null;
+  /** The provisioning step in progress while `provisioning`, else null. */
+  provisioningStep: ProvisioningStep | null;
   /** Set from the first delete on: which teardown steps are done, and whether the archive is skipped. */
   teardown: { skipArchive: boolean; done: TeardownStep[] } | null;
 }
@@ -74,18 +76,19 @@ export function evolve(state: InternState, event: InternEvent): InternState {
     case 'ChatappInstallRecorded':
       return { ...state, status: 'queued' };
     case 'ProvisioningStarted':
-      return { ...state, status: 'provisioning', provisioningStep: 1 };
+      return { ...state, status: 'provisioning', provisioningStep: PROVISIONING_STEPS[0] };
     case 'ProvisioningStepCompleted': {
       const hostname = event.data.hostname ?? state.hostname;
-      if (event.data.step >= PROVISIONING_TOTAL_STEPS) {
-        return { ...state, status: 'running', provisioningStep: null, hostname };
-      }
-      return { ...state, provisioningStep: event.data.step + 1, hostname };
+      const next = provisioningStepAfter(event.data.step);
+      if (next === null) return { ...state, status: 'running', provisioningStep: null, hostname };
+      return { ...state, provisioningStep: next, hostname };
     }
     case 'ProvisioningFailed':
       return { ...state, status: 'failed', provisioningStep: null, lastFailureMessage: event.data.message };
     case 'InternSuspended':
       return { ...state, status: 'stopped', provisioningStep: null };
+    case 'RuntimeStopFailed':
+      return { ...state, lastFailureMessage: runtimeStopFailureMessage(event.data.message) };
     case 'DeletionRequested':
       return {
         ...state,
@@ -112,6 +115,12 @@ export function teardownFailureMessage(failure: { step: TeardownStep; message: s
   return `${failure.step}_failed: ${failure.message}`;
 }
 
+/** A runtime stop given up on is named like the teardown step that stops runtimes: `runtime_stop_failed: <why>`. */
+export function runtimeStopFailureMessage(message: string): string {
+  return teardownFailureMessage({ step: 'runtime_stop', message });
+}
+export const RUNTIME_STOP_FAILURE_PREFIX = runtimeStopFailureMessage('');
+
 /** The teardown step to run next, or null when none is left (or no teardown is under way). */
 export function nextTeardownStep(state: InternState): TeardownStep | null {
   if (state.kind !== 'present' || state.teardown === null) return null;
@@ -119,18 +128,30 @@ export function nextTeardownStep(state: InternState): TeardownStep | null {
   return TEARDOWN_STEPS.find((step) => !done.includes(step) && !(skipArchive && step === ARCHIVE_STEP)) ?? null;
 }
 
+/** The provisioning step that follows `step`, or null after the last one. */
+export function provisioningStepAfter(step: ProvisioningStep): ProvisioningStep | null {
+  return PROVISIONING_STEPS[PROVISIONING_STEPS.indexOf(step) + 1] ?? null;
+}
+
+/** The step before `step`, or null for the first one. */
+export function provisioningStepBefore(step: ProvisioningStep): ProvisioningStep | null {
+  return PROVISIONING_STEPS[PROVISIONING_STEPS.indexOf(step) - 1] ?? null;
+}
+
 /** The `progress` object of the Intern resource. */
 export function progressOf(state: InternState): InternProgress | null {
   if (state.kind !== 'present' || state.status !== 'provisioning' || state.provisioningStep === null) return null;
   return {
-    step_label: PROVISIONING_STEPS[state.provisioningStep - 1] ?? 'Provisioning',
-    step_number: state.provisioningStep,
+    step_label: PROVISIONING_STEP_LABELS[state.provisioningStep],
+    step_number: PROVISIONING_STEPS.indexOf(state.provisioningStep) + 1,
     total_steps: PROVISIONING_TOTAL_STEPS,
   };
 }
 
 const PROVISION_IDEMPOTENT: ReadonlySet<InternStatus> = new Set(['queued', 'provisioning', 'awaiting_chatapp_install']);
 const SUSPENDABLE: ReadonlySet<InternStatus> = new Set(['running', 'queued', 'provisioning', 'awaiting_chatapp_install']);
+/** Statuses whose booted runtime the process manager stops (CONTRACT section 5 has no runtime in them). */
+export const RUNTIME_STOPPABLE: ReadonlySet<InternStatus> = new Set(['stopped', 'failed']);
 const TEARING_DOWN: ReadonlySet<InternStatus> = new Set(['destroying', 'destroy_failed']);
 
 export function decide(command: InternCommand, state: InternState): InternEvent[] {
@@ -171,6 +192,9 @@ export function decide(command: InternCommand, state: InternState): InternEvent[
     case 'SuspendIntern':
       if (TEARING_DOWN.has(state.status)) throw busy(state);
       return SUSPENDABLE.has(state.status) ? [{ type: 'InternSuspended', data: { at: command.data.at } }] : [];
+    case 'RecordRuntimeStopFailure':
+      // The intern moved on meanwhile (a provision or a delete): that path deals with its runtime.
+      return RUNTIME_STOPPABLE.has(state.status) ? [{ type: 'RuntimeStopFailed', data: command.data }] : [];
     case 'RequestDeletion': {
       if (state.status === 'destroying') return [];
       const archiveFailed =
@@ -205,7 +229,7 @@ function provisionEvents(attempt: number, chatappInstallPending: boolean, at: st
   return chatappInstallPending ? [requested, { type: 'ChatappInstallAwaited', data: { at } }] : [requested];
 }
 
-function isCurrentStep(state: InternPresent, attempt: number, step: number): boolean {
+function isCurrentStep(state: InternPresent, attempt: number, step: ProvisioningStep): boolean {
   return state.status === 'provisioning' && state.attempt === attempt && state.provisioningStep === step;
 }
 
@@ -230,6 +254,9 @@ function effectiveChanges(state: InternPresent, requested: InternChanges): Inter
 export function stateFrom(events: InternEvent[]): InternState {
   return events.reduce(evolve, initialState());
 }
+
+/** The intern decider as one object, for the command handler. */
+export const internDecider = { decide, evolve, initialState };
 
 function assertNever(value: never): never {
   throw new Error(`unhandled: ${JSON.stringify(value)}`);

@@ -1,4 +1,4 @@
-import { deciderSpec } from '@interns/contracts';
+import { deciderSpec } from '@interns/testing/decider-spec';
 import type { InternCommand } from './intern.commands';
 import { decide, evolve, initialState } from './intern.decider';
 import type { InternCreated, InternEvent } from './intern.events';

@@ -8,16 +8,23 @@ export interface InternChanges {
   model?: string | null;
 }
 
-/** Provisioning steps of CONTRACT section 5, in order (`total_steps` 4). */
-export const PROVISIONING_STEPS = [
-  'Preparing workspace disk',
-  'Assigning hostname',
-  'Booting runtime',
-  'Waiting for runtime health',
-] as const;
+/**
+ * Provisioning and teardown steps are named alike, `<object>_<action>`, in order. The teardown names are part
+ * of the HTTP contract (a failure message starts with `<step>_failed: `); the provisioning steps are shown by
+ * number and label (`progress`, CONTRACT section 5, `total_steps` 4).
+ */
+export const PROVISIONING_STEPS = ['disk_prepare', 'hostname_assign', 'runtime_boot', 'health_await'] as const;
+export type ProvisioningStep = (typeof PROVISIONING_STEPS)[number];
 export const PROVISIONING_TOTAL_STEPS = PROVISIONING_STEPS.length;
 
-/** Teardown steps, in order; a failure message starts with `<step>_failed: `. */
+/** `progress.step_label` of each provisioning step (CONTRACT section 5). */
+export const PROVISIONING_STEP_LABELS: Readonly<Record<ProvisioningStep, string>> = {
+  disk_prepare: 'Preparing workspace disk',
+  hostname_assign: 'Assigning hostname',
+  runtime_boot: 'Booting runtime',
+  health_await: 'Waiting for runtime health',
+};
+
 export const TEARDOWN_STEPS = ['runs_end', 'runtime_stop', 'workspace_archive', 'vault_remove', 'disk_remove'] as const;
 export type TeardownStep = (typeof TEARDOWN_STEPS)[number];
 export const ARCHIVE_STEP: TeardownStep = 'workspace_archive';
@@ -64,26 +71,40 @@ export interface ChatappInstallRecorded {
   data: { at: string };
 }
 
-/** A provisioning slot was taken: `provisioning`, step 1. */
+/** A provisioning slot was taken: `provisioning`, at the first step. */
 export interface ProvisioningStarted {
   type: 'ProvisioningStarted';
   data: { attempt: number; at: string };
 }
 
-/** Step `step` (1-4) finished; after step 4 the intern is `running`. Step 2 assigns the hostname. */
+/**
+ * `step` finished; after the last one the intern is `running`. `hostname_assign` records the hostname.
+ * Schema version 2: version 1 numbered the steps 1-4 (see INTERN_EVENT_UPCASTERS).
+ */
 export interface ProvisioningStepCompleted {
   type: 'ProvisioningStepCompleted';
-  data: { attempt: number; step: number; hostname: string | null; at: string };
+  data: { attempt: number; step: ProvisioningStep; hostname: string | null; at: string };
 }
 
+/** Schema version 2, as ProvisioningStepCompleted. */
 export interface ProvisioningFailed {
   type: 'ProvisioningFailed';
-  data: { attempt: number; step: number; message: string; at: string };
+  data: { attempt: number; step: ProvisioningStep; message: string; at: string };
 }
 
 export interface InternSuspended {
   type: 'InternSuspended';
   data: { at: string };
+}
+
+/**
+ * The process manager gave up stopping the runtime of a `stopped` or `failed` intern after `attempt` refusals
+ * of the driver: the status stays, `last_failure_message` says why (`runtime_stop_failed: <message>`). A later
+ * provision boots the runtime again; a delete stops it in its teardown.
+ */
+export interface RuntimeStopFailed {
+  type: 'RuntimeStopFailed';
+  data: { attempt: number; message: string; at: string };
 }
 
 /** Status `destroying`. `skipArchive` when the caller acknowledged losing the workspace. */
@@ -118,6 +139,7 @@ export type InternEvent =
   | ProvisioningStepCompleted
   | ProvisioningFailed
   | InternSuspended
+  | RuntimeStopFailed
   | DeletionRequested
   | TeardownStepCompleted
   | TeardownFailed

@@ -1,10 +1,10 @@
 /**
  * Every row of CONTRACT section 5's transition table, and every refusal, as decider specs.
  */
-import { deciderSpec } from '@interns/contracts';
+import { deciderSpec } from '@interns/testing/decider-spec';
 import type { InternCommand } from './intern.commands';
 import { decide, evolve, initialState, nextTeardownStep, progressOf, stateFrom } from './intern.decider';
-import type { InternCreated, InternEvent, TeardownStep } from './intern.events';
+import { type InternCreated, type InternEvent, PROVISIONING_STEPS, type ProvisioningStep, type TeardownStep } from './intern.events';
 
 const spec = deciderSpec({ initialState, evolve, decide });
 const at = '2026-11-21T12:00:00.000Z';
@@ -27,13 +27,13 @@ const created: InternEvent = { type: 'InternCreated', data: createdData };
 const requested = (attempt = 1): InternEvent => ({ type: 'ProvisionRequested', data: { attempt, at } });
 const awaited: InternEvent = { type: 'ChatappInstallAwaited', data: { at } };
 const started = (attempt = 1): InternEvent => ({ type: 'ProvisioningStarted', data: { attempt, at } });
-const stepDone = (step: number, attempt = 1, hostname: string | null = null): InternEvent => ({
+const stepDone = (step: ProvisioningStep, attempt = 1, hostname: string | null = null): InternEvent => ({
   type: 'ProvisioningStepCompleted',
   data: { attempt, step, hostname, at },
 });
 const provisionFailed: InternEvent = {
   type: 'ProvisioningFailed',
-  data: { attempt: 1, step: 3, message: 'model x/y is served by no configured provider', at },
+  data: { attempt: 1, step: 'runtime_boot', message: 'model x/y is served by no configured provider', at },
 };
 const suspended: InternEvent = { type: 'InternSuspended', data: { at } };
 const deletion = (skipArchive = false): InternEvent => ({ type: 'DeletionRequested', data: { skipArchive, at } });
@@ -48,10 +48,10 @@ const running: InternEvent[] = [
   created,
   requested(),
   started(),
-  stepDone(1),
-  stepDone(2, 1, HOST),
-  stepDone(3),
-  stepDone(4),
+  stepDone('disk_prepare'),
+  stepDone('hostname_assign', 1, HOST),
+  stepDone('runtime_boot'),
+  stepDone('health_await'),
 ];
 const queued = [created, requested()];
 const provisioning = [created, requested(), started()];
@@ -147,9 +147,9 @@ describe('provisioning steps', () => {
   it('walks steps 1..4 with their labels, then running with the hostname and no progress', () => {
     const labels = ['Preparing workspace disk', 'Assigning hostname', 'Booting runtime', 'Waiting for runtime health'];
     let history = provisioning;
-    for (let step = 1; step <= 4; step += 1) {
-      expect(progressOf(stateFrom(history))).toMatchObject({ step_label: labels[step - 1], step_number: step });
-      const hostname = step === 2 ? HOST : null;
+    for (const [index, step] of PROVISIONING_STEPS.entries()) {
+      expect(progressOf(stateFrom(history))).toEqual({ step_label: labels[index], step_number: index + 1, total_steps: 4 });
+      const hostname = step === 'hostname_assign' ? HOST : null;
       spec
         .given(history)
         .when({ type: 'CompleteProvisioningStep', data: { attempt: 1, step, hostname, at } })
@@ -161,14 +161,14 @@ describe('provisioning steps', () => {
   });
 
   it('ignores a repeated step answer and answers of an older attempt', () => {
-    const atStep2 = [...provisioning, stepDone(1)];
-    spec.given(atStep2).when({ type: 'CompleteProvisioningStep', data: { attempt: 1, step: 1, hostname: null, at } }).then([]);
-    spec.given(atStep2).when({ type: 'CompleteProvisioningStep', data: { attempt: 0, step: 2, hostname: null, at } }).then([]);
+    const atStep2 = [...provisioning, stepDone('disk_prepare')];
+    spec.given(atStep2).when({ type: 'CompleteProvisioningStep', data: { attempt: 1, step: 'disk_prepare', hostname: null, at } }).then([]);
+    spec.given(atStep2).when({ type: 'CompleteProvisioningStep', data: { attempt: 0, step: 'hostname_assign', hostname: null, at } }).then([]);
   });
 
   it('a failing step -> failed with the message and no progress', () => {
-    spec.given(provisioning.concat([stepDone(1), stepDone(2, 1, HOST)]))
-      .when({ type: 'FailProvisioning', data: { attempt: 1, step: 3, message: 'model x/y is served by no configured provider', at } })
+    spec.given(provisioning.concat([stepDone('disk_prepare'), stepDone('hostname_assign', 1, HOST)]))
+      .when({ type: 'FailProvisioning', data: { attempt: 1, step: 'runtime_boot', message: 'model x/y is served by no configured provider', at } })
       .then([provisionFailed]);
     expect(stateFrom(failed)).toMatchObject({ status: 'failed', lastFailureMessage: expect.stringContaining('no configured provider') });
     expect(progressOf(stateFrom(failed))).toBeNull();
@@ -177,7 +177,7 @@ describe('provisioning steps', () => {
   it('a step answer after a suspend changes nothing', () =>
     spec
       .given([...provisioning, suspended])
-      .when({ type: 'CompleteProvisioningStep', data: { attempt: 1, step: 1, hostname: null, at } })
+      .when({ type: 'CompleteProvisioningStep', data: { attempt: 1, step: 'disk_prepare', hostname: null, at } })
       .then([]));
 });
 
@@ -199,6 +199,41 @@ describe('suspend', () => {
   ])('while %s: accepted, no change', (_label, history) => spec.given(history).when(suspend).then([]));
   it('while destroying: 409 intern_busy', () => spec.given(destroying).when(suspend).thenThrows('intern_busy'));
   it('while destroy_failed: 409 intern_busy', () => spec.given(archiveFailed).when(suspend).thenThrows('intern_busy'));
+});
+
+describe('runtime stop given up on (the process manager, after RUNTIME_STOP_ATTEMPTS refusals)', () => {
+  const stopFailure = { attempt: 5, message: 'stopping the runtime refused: vm wedged', at };
+  const recordStopFailure: InternCommand = { type: 'RecordRuntimeStopFailure', data: stopFailure };
+  const stopFailed: InternEvent = { type: 'RuntimeStopFailed', data: stopFailure };
+  const suspendedRunning = [...running, suspended];
+
+  it.each([
+    ['stopped', suspendedRunning],
+    ['failed', failed],
+  ])('while %s: recorded; the status stays, the message says why', (label, history) => {
+    spec.given(history).when(recordStopFailure).then([stopFailed]);
+    expect(stateFrom([...history, stopFailed])).toMatchObject({
+      status: label,
+      lastFailureMessage: 'runtime_stop_failed: stopping the runtime refused: vm wedged',
+    });
+  });
+  it.each([
+    ['running', running],
+    ['queued', [...suspendedRunning, requested(2)]],
+    ['destroying', [...suspendedRunning, deletion()]],
+  ])('after the intern moved on (%s): nothing recorded', (_label, history) =>
+    spec.given(history).when(recordStopFailure).then([]));
+  it('suspend afterwards: accepted, no change', () => spec.given([...suspendedRunning, stopFailed]).when(suspend).then([]));
+  it('provision afterwards: queued with a new attempt, the failure cleared', () => {
+    spec.given([...suspendedRunning, stopFailed]).when(provision()).then([requested(2)]);
+    expect(stateFrom([...suspendedRunning, stopFailed, requested(2)])).toMatchObject({ status: 'queued', lastFailureMessage: null });
+  });
+  it('delete afterwards: destroying from the first teardown step (runtime_stop included), the failure cleared', () => {
+    spec.given([...suspendedRunning, stopFailed]).when(remove()).then([deletion()]);
+    const state = stateFrom([...suspendedRunning, stopFailed, deletion()]);
+    expect(state).toMatchObject({ status: 'destroying', lastFailureMessage: null });
+    expect(nextTeardownStep(state)).toBe('runs_end');
+  });
 });
 
 describe('update', () => {

@@ -245,6 +245,9 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
   }
 }
 
+/** The session decider as one object, for the command handler. */
+export const sessionDecider = { decide, evolve, initialState };
+
 /** The usage a finished run reports in its final chunk. */
 export function runUsage(state: SessionState): Usage | null {
   return state.kind === 'open' && state.activeRun !== null ? usageOf(state.activeRun) : null;

@@ -1,5 +1,6 @@
-import { DomainError, deciderSpec } from '@interns/contracts';
+import { DomainError } from '@interns/contracts';
 import type { ElicitationQuestion, PermissionQuestion, Question } from '@interns/contracts';
+import { deciderSpec } from '@interns/testing/decider-spec';
 import type { SessionCommand } from './session.commands';
 import { decide, evolve, initialState, runUsage } from './session.decider';
 import type { SessionOpenState, SessionState } from './session.decider';

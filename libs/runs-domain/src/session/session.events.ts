@@ -48,6 +48,9 @@ export interface OutputProduced {
   data: { runId: string; text: string };
 }
 
+/** Who consented to a tool call: self-drive, a standing `allow_always`, or the caller's answer to a permission question. */
+export type ToolConsent = 'self-drive' | 'standing' | 'caller';
+
 export interface ToolCalled {
   type: 'ToolCalled';
   data: {
@@ -55,8 +58,7 @@ export interface ToolCalled {
     toolCallId: string;
     tool: ToolName;
     arguments: string;
-    /** Who consented: self-drive, a standing `allow_always`, or the caller's answer to a permission question. */
-    consent: 'self-drive' | 'standing' | 'caller';
+    consent: ToolConsent;
   };
 }
 

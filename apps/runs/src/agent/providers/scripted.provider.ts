@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import {
-  AGENT_TOOLS,
   type ConversationMessage,
   type ModelProvider,
   type ModelStreamEvent,
   type ModelToolCall,
   type ModelTurnRequest,
 } from '../model-provider';
+import { AGENT_TOOLS } from '../tools/agent-tools';
 
 /**
  * The built-in model `local/scripted`: no network, a deterministic function of the conversation. It follows

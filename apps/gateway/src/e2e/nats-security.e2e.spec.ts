@@ -1,0 +1,134 @@
+/**
+ * End to end: NATS authentication and authorization (CONTRACT section 16). A private nats-server runs with the
+ * configuration `admin nats-setup` writes; the whole platform runs on it with NATS_CREDS_DIR, and each
+ * process's user is held to the permissions derived from the subject definitions.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { natsInboxPrefix, type NatsProcess, subjectsFor } from '@interns/contracts';
+import { natsSecurityOptions } from '@interns/messaging';
+import { type NatsServerProcess, Platform, startNatsServer, testNatsPrefix } from '@interns/testing';
+import { API, createRunningIntern, eventually, prompt, query, readStream } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+
+const run = promisify(execFile);
+const prefix = testNatsPrefix();
+const subjects = subjectsFor(prefix);
+const VIOLATION = /Violation/;
+
+let credsDir: string;
+let nats: NatsServerProcess;
+let platform: Platform;
+const connections: NatsConnection[] = [];
+
+beforeAll(async () => {
+  credsDir = join(await mkdtemp(join(tmpdir(), 'nats-creds-')), 'nats');
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  await run(process.execPath, [resolve('dist/apps/admin/src/main.js'), 'nats-setup', '--dir', credsDir, '--prefix', prefix], { env });
+  nats = await startNatsServer({ config: join(credsDir, 'nats-server.conf') });
+  platform = await Platform.start({ env: { NATS_URL: nats.url, NATS_PREFIX: prefix, NATS_CREDS_DIR: credsDir } });
+  await platform.applyIdentities(IDENTITIES);
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await platform?.stop();
+  await nats?.remove();
+  if (credsDir) await rm(join(credsDir, '..'), { recursive: true, force: true });
+});
+
+/** A connection as one process's NATS user. */
+async function connectAs(process: NatsProcess): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: nats.url,
+    maxReconnectAttempts: 0,
+    ...natsSecurityOptions(process, { natsCredsDir: credsDir, natsTlsCa: null }),
+  });
+  connections.push(nc);
+  return nc;
+}
+
+const violations = () => nats.output().split('\n').filter((line) => VIOLATION.test(line));
+
+it('keeps the directory and every file private to its owner', async () => {
+  expect((await stat(credsDir)).mode & 0o777).toBe(0o700);
+  for (const file of ['nats-server.conf', 'gateway.creds', 'lifecycle.creds', 'runs.creds', 'analytics.creds', 'webhooks.creds', 'admin.creds']) {
+    expect({ file, mode: (await stat(join(credsDir, file))).mode & 0o777 }).toEqual({ file, mode: 0o600 });
+  }
+});
+
+it('runs the whole flow on the secured broker: create, provision, chat, analytics, admin', async () => {
+  const internId = await createRunningIntern(platform);
+  const summary = await readStream(await prompt(platform, internId, '/say hello secured nats'));
+  expect(summary.usage).not.toBeNull();
+  const facts = await eventually(
+    () => query<{ finish_reason: string | null }>(platform, 'SELECT finish_reason FROM analytics.run_facts WHERE session_id = $1', [summary.sessionId]),
+    (rows) => rows.length === 1 && rows[0].finish_reason !== null,
+    15_000,
+  );
+  expect(facts[0].finish_reason).toBe('stop');
+  expect((await platform.api(`${API}/analytics/meta`, { token: KEYS.management })).status).toBe(200);
+  // The admin CLI reaches lifecycle as its own user.
+  const { key } = await platform.admin<{ key: string }>('intern-key', '--intern', internId);
+  expect(key).toEqual(expect.any(String));
+  // No process was refused anything on the way.
+  expect(violations()).toEqual([]);
+}, 90_000);
+
+it('refuses anonymous connections', async () => {
+  await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);
+});
+
+it('refuses a lifecycle command from the runs user', async () => {
+  const runs = await connectAs('runs');
+  await expect(runs.request(subjects.lifecycle.createIntern, '{}', { timeout: 3000 })).rejects.toThrow();
+  await eventually(
+    async () => violations(),
+    (lines) => lines.some((line) => line.includes(subjects.lifecycle.createIntern)),
+  );
+});
+
+it('refuses analytics a subscription to chat streams, which the gateway may read', async () => {
+  const analytics = await connectAs('analytics');
+  const denied = analytics.subscribe(`${prefix}.runs.stream.>`);
+  await expect(denied.closed).resolves.toBeInstanceOf(Error);
+
+  const gateway = await connectAs('gateway');
+  const allowed = gateway.subscribe(subjects.runs.stream('probe'));
+  await gateway.flush();
+  await new Promise((done) => setTimeout(done, 200));
+  expect(allowed.isClosed()).toBe(false);
+});
+
+it("keeps each process's replies to itself", async () => {
+  const runs = await connectAs('runs');
+  const denied = runs.subscribe(`${natsInboxPrefix('gateway')}.>`);
+  await expect(denied.closed).resolves.toBeInstanceOf(Error);
+
+  const gateway = await connectAs('gateway');
+  const own = gateway.subscribe(`${natsInboxPrefix('gateway')}.probe`);
+  await gateway.flush();
+  await new Promise((done) => setTimeout(done, 200));
+  expect(own.isClosed()).toBe(false);
+});
+
+it("lets only analytics use analytics' durable consumer", async () => {
+  const stream = subjects.eventStreamName('runs');
+  const analytics = await connectAs('analytics');
+  expect((await (await jetstream(analytics).consumers.get(stream, 'analytics')).info(true)).name).toBe('analytics');
+
+  const lifecycle = await connectAs('lifecycle');
+  await expect(jetstream(lifecycle).consumers.get(stream, 'analytics')).rejects.toThrow();
+  const next = `$JS.API.CONSUMER.MSG.NEXT.${stream}.analytics`;
+  await expect(lifecycle.request(next, JSON.stringify({ batch: 1, expires: 1_000_000_000 }), { timeout: 3000 })).rejects.toThrow();
+  await eventually(
+    async () => violations(),
+    (lines) => lines.some((line) => line.includes(next)),
+  );
+});

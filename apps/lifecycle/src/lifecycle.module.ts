@@ -1,0 +1,85 @@
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
+import { INTERN_EVENT_UPCASTERS } from '@interns/lifecycle-domain';
+import type { ServiceDeps } from '@interns/service-runtime';
+import { LeaderLease, WorkSignal } from '@interns/workers';
+import { ChatappInstallsService } from './chatapp/chatapp-installs.service';
+import { projectDaemonTokenRevocation } from './daemon/daemon-token-revocation.projection';
+import { DaemonModule } from './daemon/daemon.module';
+import { internEventsTranslator } from './integration-events/intern-integration-events';
+import { LIFECYCLE_SCHEMA } from './migrations';
+import { ProvisioningProcessManager } from './provisioning/provisioning.process-manager';
+import { RuntimeDriverClient } from './provisioning/runtime-driver.client';
+import { CursorCodec } from './interns/cursor';
+import { InternCommandsService } from './interns/intern-commands.service';
+import { InternQueriesService } from './interns/intern-queries.service';
+import { InternStreams } from './interns/intern-streams';
+import { projectInternSummary } from './interns/intern-summary.projection';
+import { InternTransitionsService } from './interns/intern-transitions.service';
+import { internsNatsController } from './interns/interns.nats.controller';
+
+/** Advisory lock of the process manager's leader (distinct from the relay's). */
+const PROCESS_MANAGER_LOCK: [string, string] = ['process-manager', `${LIFECYCLE_SCHEMA}/provisioning`];
+
+/**
+ * Lifecycle's root module: the intern aggregate, its read model, provisioning and the daemon routes. `forRoot`
+ * builds the services; Nest builds only the controllers (docs/architecture.md, "Dependency injection").
+ */
+@Module({})
+export class LifecycleModule {
+  static forRoot({ dataSource, nc, config, subjects }: ServiceDeps): DynamicModule {
+    const signal = new WorkSignal();
+    const store = new PostgresEventStore(dataSource, {
+      schema: LIFECYCLE_SCHEMA,
+      projections: [projectInternSummary, projectDaemonTokenRevocation],
+      upcasters: [...INTERN_EVENT_UPCASTERS],
+      maxEventBytes: config.maxEventBytes,
+    });
+    const streams = new InternStreams(store, () => signal.notify());
+    const installs = new ChatappInstallsService(dataSource, streams);
+    const relay = new IntegrationEventsRelay({
+      service: 'lifecycle',
+      schema: LIFECYCLE_SCHEMA,
+      dataSource,
+      nats: nc,
+      subjects,
+      translator: internEventsTranslator(),
+      streamLimits: { maxAgeMs: config.jetstreamMaxAgeMs, maxBytes: config.jetstreamMaxBytes, replicas: config.jetstreamReplicas },
+      logger: new Logger('IntegrationEventsRelay'),
+    });
+    const processManager = new ProvisioningProcessManager({
+      dataSource,
+      lease: new LeaderLease(dataSource, PROCESS_MANAGER_LOCK),
+      streams,
+      installs,
+      driver: new RuntimeDriverClient(nc, subjects.runs),
+      signal,
+      concurrency: config.provisionConcurrency,
+      stepDelayMs: config.provisionStepDelayMs,
+      internDomain: config.internDomain,
+      healthTimeoutMs: config.runtimeHealthTimeoutMs,
+      stopAttempts: config.runtimeStopAttempts,
+      logger: new Logger('ProvisioningProcessManager'),
+    });
+    return {
+      module: LifecycleModule,
+      imports: [DaemonModule.forRoot({ dataSource, config, subjects })],
+      controllers: [internsNatsController(subjects.lifecycle)],
+      providers: [
+        { provide: IntegrationEventsRelay, useValue: relay },
+        { provide: ChatappInstallsService, useValue: installs },
+        { provide: InternCommandsService, useValue: new InternCommandsService(dataSource, streams, installs) },
+        { provide: InternTransitionsService, useValue: new InternTransitionsService(dataSource, streams, installs) },
+        { provide: ProvisioningProcessManager, useValue: processManager },
+        {
+          provide: InternQueriesService,
+          // Awaits the cursor secret, which every replica shares through the database.
+          useFactory: async () => {
+            const [row] = await dataSource.query(`SELECT value FROM lifecycle.settings WHERE name = 'cursor_secret'`);
+            return new InternQueriesService(dataSource, new CursorCodec(row.value));
+          },
+        },
+      ],
+    };
+  }
+}

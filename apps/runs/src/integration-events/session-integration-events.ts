@@ -1,0 +1,108 @@
+import type { EntityManager } from 'typeorm';
+import { boundedText, type Question, type Usage } from '@interns/contracts';
+import {
+  type IntegrationEventDraft,
+  type IntegrationEventTranslator,
+  type StoredEvent,
+  type StreamFold,
+  type StreamStep,
+  StreamStates,
+} from '@interns/event-store';
+import {
+  evolve,
+  initialState,
+  runUsage,
+  SESSION_STREAM_TYPE,
+  type SessionEvent,
+  type SessionState,
+} from '@interns/runs-domain';
+
+/** The session decider's fold over recorded session events (no session event has an older shape yet). */
+const SESSION_FOLD: StreamFold<SessionState> = {
+  initialState,
+  evolve: (state, recorded) => evolve(state, recorded as unknown as SessionEvent),
+};
+
+/** Sessions whose latest state the relay keeps, so a run's many events are each folded once. */
+const REMEMBERED_SESSIONS = 1_000;
+
+/** Who a session's caller is: `member:<id>` (user keys, OAuth) or `key:<id>` (organization and intern keys). */
+export function callerParts(callerId: string): { user_id: string | null; api_key_id: string | null } {
+  if (callerId.startsWith('member:')) return { user_id: callerId.slice('member:'.length), api_key_id: null };
+  if (callerId.startsWith('key:')) return { user_id: null, api_key_id: callerId.slice('key:'.length) };
+  return { user_id: null, api_key_id: null };
+}
+
+/**
+ * What a session event tells other services, with the session before and after it as the decider folds them
+ * (its intern, origin and caller; a run's usage so far). Model turns, output, tool calls and answers are
+ * nothing public. Runs does not know the intern's workspace, so `workspace_id` is null.
+ */
+export function sessionIntegrationEvents({ event, before, after }: StreamStep<SessionState>): IntegrationEventDraft[] {
+  if (after.kind !== 'open') return [];
+  const recorded = event as unknown as SessionEvent;
+  const session = { intern_id: after.internId, session_id: after.sessionId };
+  switch (recorded.type) {
+    case 'RunStarted': {
+      const { runId, model, approvalMode } = recorded.data;
+      return [{
+        type: 'run.started',
+        workspace_id: null,
+        data: { ...session, run_id: runId, origin: after.origin, ...callerParts(after.callerId), model, approval_mode: approvalMode },
+      }];
+    }
+    case 'PromptJoined':
+      return [{ type: 'run.prompt_joined', workspace_id: null, data: { ...session, run_id: recorded.data.runId } }];
+    case 'QuestionAsked': {
+      const { runId, toolCallId, question, expiresAt } = recorded.data;
+      return [{
+        type: 'question.opened',
+        workspace_id: null,
+        data: { ...session, run_id: runId, tool_call_id: toolCallId, arguments: boundedQuestion(question), expires_at: expiresAt },
+      }];
+    }
+    case 'RunFinished': {
+      const { runId, finishReason, error, usage } = recorded.data;
+      const ending = { ...session, run_id: runId, origin: after.origin, usage };
+      if (finishReason !== 'error') {
+        return [{ type: 'run.completed', workspace_id: null, data: { ...ending, finish_reason: finishReason } }];
+      }
+      const why = error ? { reason: error.reason, message: boundedText(error.message) } : { reason: 'internal_error', message: 'the run failed' };
+      return [{ type: 'run.failed', workspace_id: null, data: { ...ending, finish_reason: 'error', error: why } }];
+    }
+    case 'RunCancelled': {
+      const { runId, reason } = recorded.data;
+      const usage = runningUsage(before, runId);
+      return [{
+        type: 'run.cancelled',
+        workspace_id: null,
+        data: { ...session, run_id: runId, origin: after.origin, usage, reason },
+      }];
+    }
+    default:
+      return [];
+  }
+}
+
+/** The question as a webhook shows it: its model-written text bounded, its options and fields as asked. */
+function boundedQuestion(question: Question): Question {
+  return question.kind === 'permission'
+    ? { ...question, operation: boundedText(question.operation) }
+    : { ...question, message: boundedText(question.message) };
+}
+
+/** The usage the run reported until it was cancelled (the decider forgets it with the run). */
+function runningUsage(before: SessionState, runId: string): Usage | null {
+  return before.kind === 'open' && before.activeRun?.runId === runId ? runUsage(before) : null;
+}
+
+/** Runs' translator for its IntegrationEventsRelay. */
+export function sessionEventsTranslator(schema: string): IntegrationEventTranslator {
+  const states = new StreamStates<SessionState>(schema, SESSION_FOLD, REMEMBERED_SESSIONS);
+  return {
+    async translate(event: StoredEvent, reader: EntityManager): Promise<IntegrationEventDraft[]> {
+      if (event.streamType !== SESSION_STREAM_TYPE) return [];
+      return sessionIntegrationEvents(await states.step(reader, event));
+    },
+  };
+}

@@ -1,0 +1,166 @@
+import { subjectsFor, type ServiceName, type Subjects } from './subjects';
+
+/**
+ * Who may publish and subscribe what on NATS, derived from `subjectsFor(prefix)` (CONTRACT section 16).
+ * Every request subject names its callers below; the tables are typed by the subject objects, so a new
+ * subject does not compile until someone decides who calls it. The server of a subject is the service
+ * it is namespaced under.
+ */
+export const NATS_PROCESSES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'admin'] as const;
+export type NatsProcess = (typeof NATS_PROCESSES)[number];
+
+export interface NatsPermissions {
+  publish: string[];
+  subscribe: string[];
+  /** May answer requests it received (publish once to their reply subject, whatever it is). */
+  allowResponses: boolean;
+}
+
+/** Request subjects (plain strings) of one service's subject group; the subject builders are listed apart. */
+type RequestSubjectsOf<G> = { [K in keyof G as G[K] extends string ? K : never]: G[K] };
+type Callers<G> = Record<keyof RequestSubjectsOf<G>, readonly NatsProcess[]>;
+
+/** Services' own liveness probe; the operator's CLI identity is the one allowed to ask. */
+const PROBE: readonly NatsProcess[] = ['admin'];
+
+const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
+  createIntern: ['gateway'],
+  updateIntern: ['gateway'],
+  getIntern: ['gateway', 'runs'],
+  listInterns: ['gateway'],
+  internOwner: ['admin'],
+  internIcon: ['gateway'],
+  provisionIntern: ['gateway'],
+  suspendIntern: ['gateway'],
+  deleteIntern: ['gateway'],
+  recordChatappInstall: ['admin'],
+  revokeDaemonTokens: ['admin'],
+  daemonAccess: ['gateway'],
+  daemonSign: ['gateway'],
+  daemonSigningKeys: ['gateway'],
+  // Intern runtimes are hosted by the runs service.
+  daemonTokenCheck: ['runs'],
+  daemonAudit: ['admin'],
+  ping: PROBE,
+};
+
+const RUNS_CALLERS: Callers<Subjects['runs']> = {
+  ping: PROBE,
+  chat: ['gateway'],
+  invoke: ['gateway'],
+  runtimeHealth: ['lifecycle'],
+  runtimePrepareDisk: ['lifecycle'],
+  runtimeBoot: ['lifecycle'],
+  runtimeStop: ['lifecycle'],
+  runtimeEndRuns: ['lifecycle'],
+  runtimeArchive: ['lifecycle'],
+  runtimeRemoveDisk: ['lifecycle'],
+};
+
+const ANALYTICS_CALLERS: Callers<Subjects['analytics']> = {
+  ping: PROBE,
+  meta: ['gateway'],
+};
+
+/** Chat frames (`runs.stream.<id>`): published by the run's owner, read by the gateway relaying them. */
+const STREAM_PUBLISHERS: readonly NatsProcess[] = ['runs'];
+const STREAM_READERS: readonly NatsProcess[] = ['gateway'];
+/** Session messages (`runs.session.<token>`): served by the owning runs replica, sent by gateways and other replicas. */
+const SESSION_SENDERS: readonly NatsProcess[] = ['gateway', 'runs'];
+const SESSION_SERVERS: readonly NatsProcess[] = ['runs'];
+
+/** Services whose outbox relay publishes integration events into their own stream. */
+export const INTEGRATION_EVENT_SOURCES = ['lifecycle', 'runs'] as const satisfies readonly ServiceName[];
+
+/**
+ * Consumers of integration events: the durable consumer each owns on every source stream (shared by its
+ * replicas). Only the owner may create, read or pull from its durable.
+ */
+export const INTEGRATION_EVENT_DURABLES = { analytics: 'analytics', webhooks: 'webhooks' } as const satisfies Partial<
+  Record<NatsProcess, string>
+>;
+
+/**
+ * Where replies to a process's own requests (and JetStream deliveries of its pull consumers) arrive: a prefix of
+ * its own, so no process can subscribe to another's replies (with one shared `_INBOX.>` any could read all).
+ */
+export function natsInboxPrefix(process: NatsProcess): string {
+  return `_INBOX_${process}`;
+}
+
+const inboxOf = (process: NatsProcess) => `${natsInboxPrefix(process)}.>`;
+/** Asked by `jetstreamManager()` before anything else. */
+const JS_ACCOUNT_INFO = '$JS.API.INFO';
+
+const streamApi = (stream: string) => [`$JS.API.STREAM.INFO.${stream}`, `$JS.API.STREAM.CREATE.${stream}`];
+
+/** Create (with or without a filter subject), look up, pull from and acknowledge one durable consumer. */
+const durableApi = (stream: string, durable: string) => [
+  `$JS.API.CONSUMER.CREATE.${stream}.${durable}`,
+  `$JS.API.CONSUMER.CREATE.${stream}.${durable}.>`,
+  `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.${durable}`,
+  `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+  `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+  `$JS.ACK.${stream}.${durable}.>`,
+];
+
+export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPermissions> {
+  const subjects = subjectsFor(prefix);
+  const permissions = Object.fromEntries(
+    NATS_PROCESSES.map((process) => [process, { publish: new Set<string>(), subscribe: new Set<string>(), allowResponses: false }]),
+  ) as Record<NatsProcess, { publish: Set<string>; subscribe: Set<string>; allowResponses: boolean }>;
+
+  const requests = <G>(server: ServiceName, group: G, callers: Callers<G>) => {
+    for (const key of Object.keys(callers) as (keyof typeof callers)[]) {
+      const subject = group[key as keyof G] as string;
+      permissions[server].subscribe.add(subject);
+      permissions[server].allowResponses = true;
+      for (const caller of callers[key]) {
+        permissions[caller].publish.add(subject);
+        permissions[caller].subscribe.add(inboxOf(caller));
+      }
+    }
+  };
+  requests('lifecycle', subjects.lifecycle, LIFECYCLE_CALLERS);
+  requests('runs', subjects.runs, RUNS_CALLERS);
+  requests('analytics', subjects.analytics, ANALYTICS_CALLERS);
+
+  const anyStream = subjects.runs.stream('*');
+  for (const process of STREAM_PUBLISHERS) permissions[process].publish.add(anyStream);
+  for (const process of STREAM_READERS) permissions[process].subscribe.add(anyStream);
+  const anySession = subjects.runs.session('*');
+  for (const process of SESSION_SENDERS) {
+    permissions[process].publish.add(anySession);
+    permissions[process].subscribe.add(inboxOf(process));
+  }
+  for (const process of SESSION_SERVERS) {
+    permissions[process].subscribe.add(anySession);
+    permissions[process].allowResponses = true;
+  }
+
+  for (const source of INTEGRATION_EVENT_SOURCES) {
+    const stream = subjects.eventStreamName(source);
+    const relay = permissions[source];
+    relay.publish.add(subjects.eventsOf(source));
+    relay.publish.add(JS_ACCOUNT_INFO);
+    for (const subject of streamApi(stream)) relay.publish.add(subject);
+    // Only the owning relay brings its stream's limits (max age, bytes, replicas) up to date.
+    relay.publish.add(`$JS.API.STREAM.UPDATE.${stream}`);
+    relay.subscribe.add(inboxOf(source));
+    for (const [consumer, durable] of Object.entries(INTEGRATION_EVENT_DURABLES) as [NatsProcess, string][]) {
+      const own = permissions[consumer];
+      own.publish.add(JS_ACCOUNT_INFO);
+      // A consumer may start before the source's relay ever ran: it creates the stream the same way.
+      for (const subject of [...streamApi(stream), ...durableApi(stream, durable)]) own.publish.add(subject);
+      own.subscribe.add(inboxOf(consumer));
+    }
+  }
+
+  return Object.fromEntries(
+    NATS_PROCESSES.map((process) => {
+      const { publish, subscribe, allowResponses } = permissions[process];
+      return [process, { publish: [...publish].sort(), subscribe: [...subscribe].sort(), allowResponses }];
+    }),
+  ) as Record<NatsProcess, NatsPermissions>;
+}
+

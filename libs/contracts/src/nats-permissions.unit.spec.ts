@@ -1,0 +1,124 @@
+import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integration-events';
+import { INTEGRATION_EVENT_DURABLES, NATS_PROCESSES, natsInboxPrefix, natsPermissionsFor, type NatsProcess } from './nats-permissions';
+import { subjectsFor } from './subjects';
+
+/** nats-server's subject matching: `*` is one token, a trailing `>` one or more. */
+function matches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i += 1) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || (p[i] !== '*' && p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+}
+
+const prefix = 'acme.interns';
+const subjects = subjectsFor(prefix);
+const permissions = natsPermissionsFor(prefix);
+const canPublish = (process: NatsProcess, subject: string) => permissions[process].publish.some((p) => matches(p, subject));
+const canSubscribe = (process: NatsProcess, subject: string) => permissions[process].subscribe.some((p) => matches(p, subject));
+const others = (...allowed: NatsProcess[]) => NATS_PROCESSES.filter((process) => !allowed.includes(process));
+
+const requestSubjects = (['lifecycle', 'runs', 'analytics'] as const).flatMap((server) =>
+  Object.values(subjects[server])
+    .filter((subject): subject is string => typeof subject === 'string')
+    .map((subject) => ({ server, subject })),
+);
+
+describe('natsPermissionsFor', () => {
+  it.each(requestSubjects)('$subject: served by $server, published by its callers only', ({ server, subject }) => {
+    expect(canSubscribe(server, subject)).toBe(true);
+    expect(permissions[server].allowResponses).toBe(true);
+    const callers = NATS_PROCESSES.filter((process) => canPublish(process, subject));
+    expect(callers.length).toBeGreaterThan(0);
+    expect(callers).not.toContain(server);
+    for (const caller of callers) {
+      // Its replies reach it on its own inbox, which no other process may read.
+      expect(canSubscribe(caller, `${natsInboxPrefix(caller)}.abc.def`)).toBe(true);
+      expect(NATS_PROCESSES.filter((process) => canSubscribe(process, `${natsInboxPrefix(caller)}.abc.def`))).toEqual([caller]);
+    }
+    // Nobody else listens in on a service's requests.
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subject))).toEqual([server]);
+  });
+
+  it('lets the gateway call every route it serves and nothing it does not', () => {
+    for (const subject of [subjects.lifecycle.createIntern, subjects.lifecycle.daemonSign, subjects.runs.chat, subjects.analytics.meta]) {
+      expect(canPublish('gateway', subject)).toBe(true);
+    }
+    expect(canPublish('gateway', subjects.runs.runtimeBoot)).toBe(false);
+    expect(canPublish('gateway', subjects.lifecycle.recordChatappInstall)).toBe(false);
+    expect(canPublish('gateway', subjects.lifecycle.revokeDaemonTokens)).toBe(false);
+    expect(canPublish('admin', subjects.lifecycle.revokeDaemonTokens)).toBe(true);
+  });
+
+  it('keeps the runs service off lifecycle commands (it may only look an intern up)', () => {
+    expect(canPublish('runs', subjects.lifecycle.getIntern)).toBe(true);
+    for (const subject of [subjects.lifecycle.createIntern, subjects.lifecycle.deleteIntern, subjects.lifecycle.daemonSign]) {
+      expect(canPublish('runs', subject)).toBe(false);
+    }
+  });
+
+  it('carries chat frames from runs to the gateway only', () => {
+    const frames = subjects.runs.stream('s-1');
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, frames))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, frames))).toEqual(['gateway']);
+  });
+
+  it('lets gateways and runs replicas reach a session owner, served by runs only', () => {
+    const session = subjects.runs.session('tok');
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, session))).toEqual(['gateway', 'runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, session))).toEqual(['runs']);
+  });
+
+  it('lets each source publish its own integration events and no one else any', () => {
+    for (const type of Object.keys(INTEGRATION_EVENT_TYPES) as IntegrationEventType[]) {
+      const source = INTEGRATION_EVENT_TYPES[type].source as NatsProcess;
+      const subject = subjects.integrationEvent(type);
+      expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual([source]);
+      // Integration events are read through durable consumers, never a plain subscription.
+      expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subject))).toEqual([]);
+    }
+  });
+
+  it.each(Object.entries(INTEGRATION_EVENT_DURABLES) as [NatsProcess, string][])(
+    'lets only %s create, pull from and acknowledge its durable %s',
+    (owner, durable) => {
+      for (const source of ['lifecycle', 'runs'] as const) {
+        const stream = subjects.eventStreamName(source);
+        const api = [
+          `$JS.API.CONSUMER.CREATE.${stream}.${durable}`,
+          `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+          `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+          `$JS.ACK.${stream}.${durable}.1.2.3.4.5`,
+        ];
+        for (const subject of api) {
+          expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual([owner]);
+        }
+      }
+    },
+  );
+
+  it('gives each JetStream user its own streams and consumers only', () => {
+    expect(canPublish('lifecycle', `$JS.API.STREAM.CREATE.${subjects.eventStreamName('lifecycle')}`)).toBe(true);
+    expect(canPublish('lifecycle', `$JS.API.STREAM.CREATE.${subjects.eventStreamName('runs')}`)).toBe(false);
+    for (const process of others('lifecycle', 'runs', 'analytics', 'webhooks')) {
+      expect(permissions[process].publish.filter((subject) => subject.startsWith('$JS'))).toEqual([]);
+    }
+    for (const process of NATS_PROCESSES) {
+      expect(canPublish(process, `$JS.API.STREAM.DELETE.${subjects.eventStreamName('runs')}`)).toBe(false);
+      expect(canPublish(process, `$JS.API.CONSUMER.DELETE.${subjects.eventStreamName('runs')}.analytics`)).toBe(false);
+    }
+  });
+
+  it('allows nothing outside the prefix, its own inbox and the JetStream API', () => {
+    for (const process of NATS_PROCESSES) {
+      for (const subject of [...permissions[process].publish, ...permissions[process].subscribe]) {
+        expect(subject === `${natsInboxPrefix(process)}.>` || subject.startsWith('$JS.') || subject.startsWith(`${prefix}.`)).toBe(true);
+        expect([`${prefix}.>`, `${prefix}.*.>`, '$JS.>', '$JS.API.>']).not.toContain(subject);
+      }
+    }
+    expect(canSubscribe('analytics', `${prefix}.runs.stream.x`)).toBe(false);
+    expect(canPublish('webhooks', subjects.lifecycle.ping)).toBe(false);
+  });
+});

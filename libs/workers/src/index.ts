@@ -1,0 +1,3 @@
+export * from './leader-lease';
+export * from './work-signal';
+export * from './worker-loop';
