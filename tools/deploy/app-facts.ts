@@ -20,6 +20,10 @@ export const APPS: readonly { app: ServiceName; portKey: PortKey }[] = [
 /** The one-shot step that applies every schema (compose service, Kubernetes Job). */
 export const MIGRATIONS = 'migrations';
 
+/** Compose's one-shot step that writes the NATS users (`admin nats-setup --split`), and its admin CLI tool service. */
+export const NATS_SETUP = 'nats-setup';
+export const ADMIN = 'admin';
+
 /**
  * The secrets each process is given: only the ones it uses (issue 11: an intern's shell must not be one
  * step from every credential of the platform). Everything else the processes read is plain configuration.

@@ -18,6 +18,14 @@ export interface ComposePort {
   protocol?: string;
 }
 
+export interface ComposeVolumeMount {
+  type: string;
+  source: string;
+  target: string;
+  read_only?: boolean;
+  volume?: { subpath?: string };
+}
+
 export interface ComposeService {
   image?: string;
   build?: { context: string; dockerfile?: string; args?: Record<string, string> };
@@ -26,8 +34,11 @@ export interface ComposeService {
   healthcheck?: { test?: string[]; disable?: boolean };
   ports?: ComposePort[];
   /** As written: `source:target[:mode]` or the long form. */
-  volumes?: (string | { type: string; source: string; target: string })[];
+  volumes?: (string | ComposeVolumeMount)[];
   restart?: string;
+  entrypoint?: string[];
+  command?: string[];
+  profiles?: string[];
   user?: string;
   cap_add?: string[];
   cap_drop?: string[];

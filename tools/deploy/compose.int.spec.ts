@@ -11,12 +11,26 @@ import { AddressInfo } from 'node:net';
 import { copyFile, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '@interns/contracts';
-import { APPS, configEnvNames, healthRoutes, MIGRATIONS, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
-import { ComposeFile, ComposeService, readComposeFile } from './compose-file';
+import { loadConfig, NATS_PROCESSES } from '@interns/contracts';
+import { ADMIN, APPS, configEnvNames, healthRoutes, MIGRATIONS, NATS_SETUP, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
+import { ComposeFile, ComposeService, ComposeVolumeMount, readComposeFile } from './compose-file';
 import { runNode } from './node-process';
 
 const INFRA = ['postgres', 'nats'];
+/** Steps that run once and exit (`up` waits for their exit, not their health), and the tool service. */
+const ONE_SHOTS = [MIGRATIONS, NATS_SETUP, ADMIN];
+const NATS_AUTH = 'nats-auth';
+
+/** The mounts of the nats-auth volume in `service`, short forms expanded (a short form has no subpath). */
+function natsAuthMounts(service: ComposeService): ComposeVolumeMount[] {
+  return (service.volumes ?? [])
+    .map((volume): ComposeVolumeMount => {
+      if (typeof volume !== 'string') return volume;
+      const [source, target, mode] = volume.split(':');
+      return { type: 'volume', source, target, read_only: mode === 'ro' };
+    })
+    .filter((volume) => volume.source === NATS_AUTH);
+}
 
 function namedVolumeAt(service: ComposeService, target: string): string | undefined {
   for (const volume of service.volumes ?? []) {
@@ -49,13 +63,15 @@ describe('docker-compose.yml', () => {
     compose = readComposeFile('docker-compose.yml', {});
   });
 
-  it('has the infrastructure, a one-shot migrations step and the four apps', () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, MIGRATIONS, ...APPS.map(({ app }) => app)].sort());
+  it('has the infrastructure, the one-shot migrations and nats-setup steps, the four apps and the admin tool', () => {
+    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, ...ONE_SHOTS, ...APPS.map(({ app }) => app)].sort());
+    // The admin CLI is run on demand (`docker compose run --rm admin ...`), never by `up`.
+    expect(compose.services[ADMIN].profiles).toEqual(['tools']);
   });
 
-  it('gives every long-running service a health check; the one-shot migrations step is waited on for its exit instead', () => {
+  it('gives every long-running service a health check; the one-shot steps are waited on for their exit instead', () => {
     for (const [name, service] of Object.entries(compose.services)) {
-      if (name === MIGRATIONS) {
+      if (ONE_SHOTS.includes(name)) {
         // Disabled (`disable: true`, or its equivalent, the test ["NONE"]): nothing waits on its health.
         expect(service.healthcheck?.disable === true || service.healthcheck?.test?.[0] === 'NONE').toBe(true);
         expect(service.restart).toBe('no');
@@ -100,6 +116,51 @@ describe('docker-compose.yml', () => {
       expect(environment.DATABASE_URL).toBe(compose.services[MIGRATIONS].environment?.DATABASE_URL);
     }
     expect(Object.keys(compose.services[MIGRATIONS].environment ?? {}).filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  it('runs NATS on the configuration nats-setup generates, with the prefix the apps use', () => {
+    const setup = compose.services[NATS_SETUP];
+    const nats = compose.services.nats;
+    const command = setup.command ?? [];
+    const flag = (name: string): string | undefined => command[command.indexOf(name) + 1];
+    expect(command.slice(0, 1)).toEqual(['nats-setup']);
+    expect(command).toContain('--split');
+    expect(setup.entrypoint?.slice(-1)).toEqual(['admin']);
+    expect(namedVolumeAt(setup, flag('--dir') ?? '')).toBe(NATS_AUTH);
+    // JetStream's store as NATS sees it: the nats-data volume.
+    expect(namedVolumeAt(nats, flag('--store-dir') ?? '')).toBe('nats-data');
+    for (const { app } of APPS) expect({ app, prefix: compose.services[app].environment?.NATS_PREFIX }).toEqual({ app, prefix: setup.environment?.NATS_PREFIX });
+    expect(nats.depends_on?.[NATS_SETUP]?.condition).toBe('service_completed_successfully');
+    // nats-server -c <the server subdirectory>/nats-server.conf, and no flag that would fight the file's store_dir.
+    const [serverMount] = natsAuthMounts(nats);
+    expect(serverMount).toMatchObject({ type: 'volume', read_only: true, volume: { subpath: 'server' } });
+    const natsCommand = nats.command ?? [];
+    expect(natsCommand[natsCommand.indexOf('-c') + 1]).toBe(`${serverMount.target}/nats-server.conf`);
+    expect(natsCommand).not.toContain('-js');
+    expect(natsCommand).not.toContain('-sd');
+  });
+
+  it('mounts into each process only its own NATS credentials, read-only, at its NATS_CREDS_DIR', () => {
+    const processes = [...APPS.map(({ app }) => app), ADMIN];
+    expect([...processes].sort()).toEqual(NATS_PROCESSES.filter((process) => process !== 'webhooks').sort());
+    for (const name of processes) {
+      const service = compose.services[name];
+      const credsDir = service.environment?.NATS_CREDS_DIR;
+      expect({ name, credsDir: loadConfig(service.environment ?? {}).natsCredsDir }).toEqual({ name, credsDir });
+      const mounts = natsAuthMounts(service);
+      expect({ name, mounts }).toEqual({
+        name,
+        mounts: [{ type: 'volume', source: NATS_AUTH, target: credsDir, read_only: true, volume: { subpath: name } }],
+      });
+    }
+    // Only the step that writes it sees the whole volume; the infrastructure and migrations see no credentials.
+    for (const [name, service] of Object.entries(compose.services)) {
+      const whole = natsAuthMounts(service).filter((mount) => mount.volume?.subpath === undefined);
+      expect({ name, whole: whole.length }).toEqual({ name, whole: name === NATS_SETUP ? 1 : 0 });
+    }
+    for (const name of [...INFRA, MIGRATIONS]) {
+      expect({ name, credsDir: compose.services[name].environment?.NATS_CREDS_DIR }).toEqual({ name, credsDir: undefined });
+    }
   });
 
   it("publishes each app's own port (its *_PORT variable) and health-checks readiness on it", () => {

@@ -17,7 +17,7 @@ export const USAGE = [
   '  oauth-token --member <id> --workspace <uuid> --scope "<scopes>" [--ttl <seconds>]',
   '  chatapp-installed --workspace <uuid>',
   '  audit --intern <intern_id>',
-  '  nats-setup --dir <dir> [--prefix <prefix>] [--store-dir <path>]',
+  '  nats-setup --dir <dir> [--prefix <prefix>] [--store-dir <path>] [--split]',
 ].join('\n');
 
 export interface AdminIo {

@@ -2,19 +2,20 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { isUuid } from '@interns/contracts';
 import { UsageError } from '../admin.errors';
 
-type StringOptions = Record<string, { type: 'string' }>;
+type FlagOptions = Record<string, { type: 'string' } | { type: 'boolean' }>;
+type FlagValues<T extends FlagOptions> = { [K in keyof T]?: T[K] extends { type: 'boolean' } ? boolean : string };
 
 /** node:util parseArgs in strict mode, with its errors turned into one-line usage errors. */
-export function parseFlags<T extends StringOptions>(
+export function parseFlags<T extends FlagOptions>(
   command: string,
   args: string[],
   options: T,
   allowPositionals = false,
-): { values: { [K in keyof T]?: string }; positionals: string[] } {
+): { values: FlagValues<T>; positionals: string[] } {
   const config: ParseArgsConfig = { args, options, strict: true, allowPositionals };
   try {
     const { values, positionals } = parseArgs(config);
-    return { values: values as { [K in keyof T]?: string }, positionals };
+    return { values: values as FlagValues<T>, positionals };
   } catch (error) {
     const first = (error as Error).message.split('\n')[0] ?? 'invalid arguments';
     throw new UsageError(`${command}: ${first}`);

@@ -12,6 +12,12 @@ export interface NatsSetupOptions {
   prefix: string;
   /** JetStream's store directory as the broker will see it; default `<dir>/jetstream`. */
   storeDir: string;
+  /**
+   * One subdirectory per mount (containers): `server/nats-server.conf` for the broker and `<process>/<process>.creds`
+   * for each process, so a container mounts its own subdirectory as NATS_CREDS_DIR and sees no other key.
+   * Otherwise everything in `dir` (one host running every process).
+   */
+  split: boolean;
 }
 
 export interface NatsSetupOutput {
@@ -27,6 +33,7 @@ export function parseNatsSetupArgs(args: string[], defaultPrefix: string): NatsS
     dir: { type: 'string' },
     prefix: { type: 'string' },
     'store-dir': { type: 'string' },
+    split: { type: 'boolean' },
   });
   const dir = resolve(requireFlag('nats-setup', 'dir', values.dir, 'directory'));
   const prefix = values.prefix ?? defaultPrefix;
@@ -35,32 +42,50 @@ export function parseNatsSetupArgs(args: string[], defaultPrefix: string): NatsS
   } catch (error) {
     throw new UsageError(`nats-setup: --prefix: ${(error as Error).message}`);
   }
-  return { dir, prefix, storeDir: values['store-dir'] ?? join(dir, 'jetstream') };
+  return { dir, prefix, storeDir: values['store-dir'] ?? join(dir, 'jetstream'), split: values.split ?? false };
+}
+
+/** The directory holding `process`'s credentials file: what its NATS_CREDS_DIR names. */
+export function natsCredsDirOf(options: Pick<NatsSetupOptions, 'dir' | 'split'>, process: NatsProcess): string {
+  return options.split ? join(options.dir, process) : options.dir;
+}
+
+/** The directory holding the broker's configuration. */
+export function natsServerDirOf(options: Pick<NatsSetupOptions, 'dir' | 'split'>): string {
+  return options.split ? join(options.dir, 'server') : options.dir;
 }
 
 /**
- * `nats-setup --dir <dir> [--prefix <p>] [--store-dir <path>]`: writes the broker's configuration (JetStream
+ * `nats-setup --dir <dir> [--prefix <p>] [--store-dir <path>] [--split]`: writes the broker's configuration (JetStream
  * on, one nkey user per process with the permissions of `natsPermissionsFor`, nobody anonymous) and each
  * process's credentials file. An existing credentials file keeps its key, so running it again after a subject
  * change only rewrites the permissions; delete a file to rotate its key.
  */
 export async function runNatsSetup(options: NatsSetupOptions): Promise<NatsSetupOutput> {
-  await mkdir(options.dir, { recursive: true, mode: 0o700 });
-  await chmod(options.dir, 0o700);
+  await privateDirectory(options.dir);
   const permissions = natsPermissionsFor(options.prefix);
   const users = {} as NatsSetupOutput['users'];
   const entries: string[] = [];
   for (const process of NATS_PROCESSES) {
-    const creds = natsCredsPath(options.dir, process);
+    const credsDir = natsCredsDirOf(options, process);
+    await privateDirectory(credsDir);
+    const creds = natsCredsPath(credsDir, process);
     const seed = (await existingSeed(creds)) ?? new TextDecoder().decode(createUser().getSeed());
     const nkey = fromSeed(new TextEncoder().encode(seed)).getPublicKey();
     await writeSecret(creds, natsCredsFile(seed));
     users[process] = { creds, nkey };
     entries.push(userEntry(process, nkey, permissions[process]));
   }
-  const config = join(options.dir, NATS_SERVER_CONF);
+  const serverDir = natsServerDirOf(options);
+  await privateDirectory(serverDir);
+  const config = join(serverDir, NATS_SERVER_CONF);
   await writeSecret(config, serverConfig(options, entries));
   return { config, users };
+}
+
+async function privateDirectory(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o700 });
+  await chmod(path, 0o700);
 }
 
 async function existingSeed(path: string): Promise<string | null> {
