@@ -2,17 +2,22 @@
  * deploy/k8s, checked offline: every overlay (alone, and with each runs component) renders with `kubectl
  * kustomize`, every object is valid for its kind (kubernetes-models), and what the objects say agrees with
  * the apps: ports, probe routes, environment names (read from loadConfig, not a list kept here), one Secret
- * per workload with only its secrets, the runs pod's sandbox settings, migrations as a Job, storage and
- * replica rules.
+ * per workload with only its secrets, each app's own NATS credentials and nothing else, the runs pod's sandbox
+ * settings, migrations as a Job, storage and replica rules. The dev overlay generates its NATS Secrets from
+ * nats-setup's output, which is never committed: the test renders a copy of deploy/k8s after running the
+ * command the overlay documents.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import * as models from 'kubernetes-models';
 import { parseAllDocuments } from 'yaml';
+import { fromSeed } from '@nats-io/nkeys';
 import { loadConfig } from '@interns/contracts';
+import { parseNatsCreds } from '@interns/messaging';
 import { KUBECTL, notInstalled } from '../test/preflight';
+import { appEntry, runProcess } from './node-process';
 import { APPS, configEnvNames, healthRoutes, MIGRATIONS, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
 
 /** The parts of Kubernetes objects this test reads. */
@@ -46,7 +51,7 @@ interface Container {
     procMount?: string;
     capabilities?: { drop?: string[]; add?: string[] };
   };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 interface PodTemplate {
   metadata: { labels: Record<string, string> };
@@ -64,7 +69,7 @@ interface PodTemplate {
       appArmorProfile?: { type: string };
     };
     topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }[];
-    volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[];
+    volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; secret?: { secretName: string; defaultMode?: number } }[];
   };
 }
 
@@ -72,6 +77,36 @@ const OVERLAYS = ['dev', 'prod'] as const;
 const LABEL_KEYS = ['app.kubernetes.io/name', 'app.kubernetes.io/part-of', 'app.kubernetes.io/component'];
 /** The gateway's own shutdown grace (apps/gateway/src/main.ts); every app gets at least that after preStop. */
 const GATEWAY_SHUTDOWN_GRACE_SECONDS = 15;
+
+/** Where the dev overlay expects nats-setup's output (git ignores it), relative to the repository root. */
+const DEV_NATS_AUTH = 'deploy/k8s/overlays/dev/nats-auth';
+/** The copy of deploy/k8s that is rendered: `<root>/deploy/k8s`, with the dev overlay's NATS users generated. */
+let renderRoot: string;
+
+/** The `nats-setup` arguments the dev overlay's header tells the operator to run first. */
+async function devNatsSetupArgs(): Promise<string[]> {
+  const kustomization = await readFile('deploy/k8s/overlays/dev/kustomization.yaml', 'utf8');
+  const line = /^#\s+npm run admin -- (nats-setup .*)$/m.exec(kustomization)?.[1];
+  if (!line) throw new Error('the dev overlay does not say how to generate its NATS users');
+  return line.trim().split(/\s+/);
+}
+
+beforeAll(async () => {
+  renderRoot = await mkdtemp(join(tmpdir(), 'interns-k8s-'));
+  // A developer's own nats-auth is not copied: the test generates its own, as the overlay says.
+  await cp('deploy/k8s', join(renderRoot, 'deploy/k8s'), { recursive: true, filter: (source) => !resolve(source).startsWith(resolve(DEV_NATS_AUTH)) });
+  const setup = await runProcess(process.execPath, [appEntry('admin'), ...(await devNatsSetupArgs())], {}, renderRoot);
+  if (setup.code !== 0) throw new Error(`nats-setup failed: ${setup.stderr}`);
+}, 30_000);
+
+afterAll(async () => {
+  if (renderRoot) await rm(renderRoot, { recursive: true, force: true });
+});
+
+/** A file nats-setup wrote for the dev overlay. */
+function devNatsAuthFile(path: string): Promise<string> {
+  return readFile(join(renderRoot, DEV_NATS_AUTH, path), 'utf8');
+}
 
 function kubectlKustomize(dir: string): Promise<string> {
   return new Promise((done, fail) => {
@@ -91,19 +126,24 @@ async function renderDirectory(dir: string): Promise<K8sObject[]> {
   const documents = parseAllDocuments(await kubectlKustomize(dir));
   return documents.map((document) => {
     if (document.errors.length > 0) throw new Error(`unparsable output of ${dir}: ${document.errors[0].message}`);
-    return document.toJS() as K8sObject;
+    const object = document.toJS() as K8sObject;
+    // kustomize folds a long base64 value over lines; the API server decodes it ignoring the line breaks.
+    if (object.kind === 'Secret' && object.data) {
+      object.data = Object.fromEntries(Object.entries(object.data).map(([key, value]) => [key, value.replace(/\s+/g, '')]));
+    }
+    return object;
   });
 }
 
 function render(overlay: string): Promise<K8sObject[]> {
-  return renderDirectory(`deploy/k8s/overlays/${overlay}`);
+  return renderDirectory(join(renderRoot, `deploy/k8s/overlays/${overlay}`));
 }
 
 /** An overlay with one of deploy/k8s/components added, as an operator would (kustomize wants relative paths). */
 async function renderWithComponent(overlay: string, component: string): Promise<K8sObject[]> {
   const dir = await mkdtemp(join(tmpdir(), 'interns-kustomize-'));
   try {
-    const from = (path: string) => relative(dir, resolve(path));
+    const from = (path: string) => relative(dir, join(renderRoot, path));
     await writeFile(
       join(dir, 'kustomization.yaml'),
       [
@@ -274,6 +314,27 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       }
     });
 
+    it('mounts its own NATS credentials Secret, read-only, at NATS_CREDS_DIR, and no other', async () => {
+      const { template, container } = containerOf(objects, 'Deployment', app);
+      const credsDir = loadConfig(environmentOf(container).config).natsCredsDir;
+      expect(credsDir).toEqual(expect.any(String));
+      const secretVolumes = (template.spec.volumes ?? []).filter((volume) => volume.secret?.secretName.startsWith('nats-'));
+      expect(secretVolumes).toHaveLength(1);
+      const [volume] = secretVolumes;
+      expect({ app, own: isSecretNamed(volume.secret?.secretName ?? '', `nats-creds-${app}`) }).toEqual({ app, own: true });
+      // Group-readable at most: the image user reads it through fsGroup (runs: as the pod's root).
+      expect((volume.secret?.defaultMode ?? 0o644) & 0o037).toBe(0);
+      expect(container.volumeMounts?.filter((mount) => mount.name === volume.name)).toEqual([{ name: volume.name, mountPath: credsDir, readOnly: true }]);
+      if (overlay === 'dev') {
+        const secret = find('Secret', volume.secret?.secretName ?? '');
+        const files = Object.entries(secret?.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]);
+        // Exactly the file the process opens (<NATS_CREDS_DIR>/<app>.creds), as nats-setup wrote it.
+        expect(files).toEqual([[`${app}.creds`, await devNatsAuthFile(`${app}/${app}.creds`)]]);
+      } else {
+        expect(volume.secret?.secretName).toBe(`nats-creds-${app}`);
+      }
+    });
+
     it('drains within its grace period, runs with requests and a memory limit, and spreads over nodes and zones', () => {
       const deployment = find('Deployment', app) as K8sObject;
       const template = podTemplate(deployment);
@@ -390,6 +451,8 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       }
     }
     expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);
+    // It never talks to NATS: no credentials.
+    expect(spec.template.spec.volumes?.filter((volume) => volume.secret !== undefined) ?? []).toEqual([]);
   });
 
   if (overlay === 'dev') {
@@ -399,7 +462,6 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       expect(nats).toBeDefined();
       expect(postgres).toBeDefined();
       const natsContainer = podTemplate(nats as K8sObject).spec.containers[0];
-      expect(natsContainer.args).toContain('-js');
       expect(natsContainer.readinessProbe?.httpGet?.path).toMatch(/^\/healthz/);
       const monitor = natsContainer.ports?.find((entry) => entry.name === natsContainer.readinessProbe?.httpGet?.port)?.containerPort;
       expect(monitor).toBe(8222);
@@ -415,6 +477,38 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
         host: 'postgres',
         served: true,
       });
+    });
+
+    it("runs NATS on nats-setup's configuration: JetStream on its volume, the apps' prefix, no one anonymous", async () => {
+      const template = podTemplate(find('StatefulSet', 'nats') as K8sObject);
+      const natsContainer = template.spec.containers[0];
+      const args = natsContainer.args ?? [];
+      const configPath = args[args.indexOf('-c') + 1] ?? '';
+      // The file alone turns JetStream on; -js/-sd beside its store_dir make nats-server refuse to start.
+      expect(args.filter((arg) => ['-js', '-sd', '--jetstream', '--store_dir'].includes(arg))).toEqual([]);
+      const mount = natsContainer.volumeMounts?.find((candidate) => configPath.startsWith(`${candidate.mountPath}/`));
+      expect(mount?.readOnly).toBe(true);
+      const secretName = template.spec.volumes?.find((volume) => volume.name === mount?.name)?.secret?.secretName ?? '';
+      expect(isSecretNamed(secretName, 'nats-server-conf')).toBe(true);
+      const configFile = configPath.slice((mount?.mountPath.length ?? 0) + 1);
+      const conf = Buffer.from(find('Secret', secretName)?.data?.[configFile] ?? '', 'base64').toString('utf8');
+      expect(conf).toBe(await devNatsAuthFile(`server/${configFile}`));
+
+      const storeDir = /store_dir: "([^"]+)"/.exec(conf)?.[1];
+      const jetstreamMount = natsContainer.volumeMounts?.find((candidate) => candidate.mountPath === storeDir);
+      const claims = ((find('StatefulSet', 'nats')?.spec as { volumeClaimTemplates?: { metadata: { name: string } }[] }).volumeClaimTemplates ?? []).map(
+        (claim) => claim.metadata.name,
+      );
+      expect(claims).toContain(jetstreamMount?.name);
+      const prefix = loadConfig(environmentOf(appContainer('runs')).config).natsPrefix;
+      expect(conf).toContain(`for NATS_PREFIX=${prefix};`);
+      expect(conf).not.toMatch(/^\s*no_auth_user/m);
+      // Each app's user is the key of the file the app mounts.
+      for (const { app } of APPS) {
+        const seed = parseNatsCreds(await devNatsAuthFile(`${app}/${app}.creds`), app);
+        const nkey = fromSeed(new TextEncoder().encode(seed)).getPublicKey();
+        expect({ app, listed: new RegExp(`# ${app}\\s*\\{\\s*nkey: "${nkey}"`).test(conf) }).toEqual({ app, listed: true });
+      }
     });
   } else {
     it('runs no NATS or PostgreSQL of its own and points at external ones', () => {
