@@ -101,7 +101,16 @@ export class RunHost {
         at,
       });
     }
-    commands.push({ type: 'StartRun', runId, prompt: start.prompt, approvalMode: start.approvalMode, model: start.model, ownerId: this.ownerId, at });
+    commands.push({
+      type: 'StartRun',
+      runId,
+      prompt: start.prompt,
+      approvalMode: start.approvalMode,
+      model: start.model,
+      ownerId: this.ownerId,
+      origin: start.origin,
+      at,
+    });
     const metadata = eventMetadata({ correlationId: start.correlationId, actor: start.callerId });
     const started = await this.env.streams.execute(start.sessionId, commands, metadata, {
       inTransaction: (manager) => this.checkRunLimit(manager, start.internId),

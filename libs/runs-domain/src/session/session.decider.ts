@@ -181,8 +181,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
     case 'StartRun': {
       const open = requireOpen(state);
       if (open.activeRun !== null) throw new DomainError('busy', 'a run is already going in this session');
-      const { runId, prompt, approvalMode, model, ownerId, at } = command;
-      return [{ type: 'RunStarted', data: { runId, prompt, approvalMode, model, ownerId, at } }];
+      const { runId, prompt, approvalMode, model, ownerId, origin, at } = command;
+      return [{ type: 'RunStarted', data: { runId, prompt, approvalMode, model, ownerId, origin, at } }];
     }
     case 'JoinPrompt': {
       const run = requireActiveRun(state);
