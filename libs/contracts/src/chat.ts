@@ -266,8 +266,8 @@ export type SessionMessage =
     }
   /** The caller cancels the run (`POST .../runs/{id}/cancel`). */
   | { type: 'cancel'; correlationId: string }
-  /** The client of `streamId` left before `[DONE]`. */
-  | { type: 'disconnect'; streamId: string }
+  /** The client of `streamId` left before `[DONE]`; the run goes on without it when `background`, else it is cancelled. */
+  | { type: 'disconnect'; streamId: string; background: boolean }
   /** The intern ends the run (suspend, delete). */
   | { type: 'end'; reason: InternEndsRunsReason; correlationId: string }
   /** Is the run's owner alive? (A run whose owner does not answer is orphaned.) */

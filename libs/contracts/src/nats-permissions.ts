@@ -168,6 +168,8 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
     reader.publish.add(JS_ACCOUNT_INFO);
     for (const subject of [
       `$JS.API.STREAM.INFO.${chunkStream}`,
+      // Where an ended run's log ends (its last frame).
+      `$JS.API.STREAM.MSG.GET.${chunkStream}`,
       `$JS.API.CONSUMER.CREATE.${chunkStream}`,
       `$JS.API.CONSUMER.CREATE.${chunkStream}.>`,
       `$JS.API.CONSUMER.INFO.${chunkStream}.>`,
