@@ -271,7 +271,7 @@ describe('chat and invoke', () => {
     const busy = await refusedWith(409, 'busy', path, { token: KEYS.alice, json: { input: '/say another run' } });
     expect(busy.headers.get('retry-after')).toMatch(/^\d+$/);
     const steered = await call(path, { token: KEYS.alice, json: { input: '/say steered', session_id: started.body.session_id } });
-    expect(steered.body).toEqual({ session_id: started.body.session_id, status: 'steered' });
+    expect(steered.body).toEqual({ session_id: started.body.session_id, status: 'steered', run_id: started.body.run_id });
     await refusedWith(404, 'not_found', internPath(interns.talk, '/invoke'), { token: KEYS.alice, json: { input: 'x', session_id: 'not-mine' } });
     await refusedWith(400, 'invalid_body', path, { token: KEYS.alice, json: { input: 'x', extra: 1 } });
   });
