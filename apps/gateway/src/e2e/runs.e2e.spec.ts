@@ -70,6 +70,13 @@ async function eventsOf(stream: SseResponse): Promise<{ id: string | undefined; 
   return stream.events.map((data, index) => ({ id: stream.ids[index], data }));
 }
 
+/** The gateway's `interns_run_stream_readers` gauge. */
+async function streamReaders(): Promise<number> {
+  const text = await (await fetch(`${platform.gatewayUrl}/metrics`)).text();
+  const line = text.split('\n').find((row) => row.startsWith('interns_run_stream_readers '));
+  return Number(line?.split(' ')[1]);
+}
+
 function ids(stream: SseResponse): number[] {
   return stream.ids.filter((id): id is string => id !== undefined).map(Number);
 }
@@ -267,6 +274,7 @@ describe('cancel', () => {
     const started = await invoke(interns.cancel, { input: '/say start\n/sleep 10000\n/say never' });
     const reader = asStream(await follow(interns.cancel, started.run_id));
     await reader.until((events) => events.length >= 2);
+    expect(await streamReaders()).toBe(1);
     const cancelled = await platform.api(`${runPath(interns.cancel, started.run_id)}/cancel`, { method: 'POST', token: KEYS.alice, raw: '' });
     expect({ status: cancelled.status, body: cancelled.body }).toEqual({ status: 202, body: { cancelling: true } });
     const events = await eventsOf(reader);
@@ -275,6 +283,8 @@ describe('cancel', () => {
     expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).not.toContain('never');
     const run = await untilStatus(interns.cancel, started.run_id, 'cancelled');
     expect(run.finish_reason).toBe('stop');
+    // The reader's response ended with the run: the gateway follows nothing any more.
+    expect(await eventually(streamReaders, (readers) => readers === 0)).toBe(0);
 
     const again = await platform.api(`${runPath(interns.cancel, started.run_id)}/cancel`, { method: 'POST', token: KEYS.alice, raw: '' });
     expect({ status: again.status, body: again.body }).toEqual(refusedWith(409, 'run_not_active'));
