@@ -13,6 +13,7 @@
 import { Platform, SseResponse } from '@interns/testing';
 import type { JsonAnswer } from '@interns/testing';
 import { IDENTITIES, ISO_MS, KEYS, UUID } from '../testing/platform-identities.fixture';
+import { followRun, type RunEvent, runEventsOf, runOf as runOfAs, runPath, runsPath } from '../testing/runs.fixture';
 import { API, asStream, chat, CHUNK_ID, createRunningIntern, eventually, promptBody, refusal, sleep } from '../testing/chat.fixture';
 
 const RUN_RECONCILE_INTERVAL_MS = 500;
@@ -45,23 +46,15 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-const runsPath = (internId: string) => `${API}/interns/${internId}/runs`;
-const runPath = (internId: string, runId: string) => `${runsPath(internId)}/${runId}`;
 
-interface Event {
-  id: string | undefined;
-  data: string;
-}
+type Event = RunEvent;
 
 /** A run's stream (GET): an event stream, or the JSON refusal. */
 function follow(internId: string, runId: string, headers?: Record<string, string>): Promise<SseResponse | JsonAnswer> {
-  return platform.getStream(`${runPath(internId, runId)}/stream`, KEYS.alice, headers);
+  return followRun(platform, internId, runId, { headers });
 }
 
-/** The events of a stream so far, each with its id (`[DONE]` and the gateway's own severed chunks have none). */
-function eventsOf(stream: SseResponse): Event[] {
-  return stream.events.map((data, index) => ({ id: stream.ids[index], data }));
-}
+const eventsOf = runEventsOf;
 
 /** Follows a run's stream to its end. */
 async function followToEnd(internId: string, runId: string, headers?: Record<string, string>): Promise<Event[]> {
@@ -80,10 +73,8 @@ const contentOf = (events: Event[]) =>
     .map((event) => chunkOf(event).choices[0]?.delta?.content ?? '')
     .join('');
 
-async function runOf(internId: string, runId: string) {
-  const response = await platform.api(runPath(internId, runId), { token: KEYS.alice });
-  expect(response.status).toBe(200);
-  return response.body;
+function runOf(internId: string, runId: string) {
+  return runOfAs(platform, internId, runId);
 }
 
 function untilEnded(internId: string, runId: string, timeoutMs: number) {

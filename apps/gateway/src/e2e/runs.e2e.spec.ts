@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Platform, SseResponse } from '@interns/testing';
 import { IDENTITIES, ISO_MS, KEYS, UUID } from '../testing/platform-identities.fixture';
+import { followRun, type RunEvent, runEventsOf, runOf as runOfAs, runPath, runsPath } from '../testing/runs.fixture';
 import {
   API,
   answer,
@@ -51,23 +52,20 @@ afterAll(async () => {
 /** A refused request as `platform.api` answers it: the status and the error envelope. */
 const refusedWith = (status: number, reason: string) => ({ status, body: refusal(status, reason) });
 
-const runsPath = (internId: string) => `${API}/interns/${internId}/runs`;
-const runPath = (internId: string, runId: string) => `${runsPath(internId)}/${runId}`;
 
 async function getJson(path: string, token: string = KEYS.alice) {
   return platform.api(path, { token });
 }
 
-/** A run's stream (GET), followed to its end. */
-async function follow(internId: string, runId: string, options: { token?: string; headers?: Record<string, string>; query?: string } = {}) {
-  const response = await platform.getStream(`${runPath(internId, runId)}/stream${options.query ?? ''}`, options.token ?? KEYS.alice, options.headers);
-  return response;
+/** A run's stream (GET). */
+function follow(internId: string, runId: string, options: { token?: string; headers?: Record<string, string>; query?: string } = {}) {
+  return followRun(platform, internId, runId, options);
 }
 
 /** The events of a finished stream, each with its id (`[DONE]` has none). */
-async function eventsOf(stream: SseResponse): Promise<{ id: string | undefined; data: string }[]> {
+async function eventsOf(stream: SseResponse): Promise<RunEvent[]> {
   await stream.all(20_000);
-  return stream.events.map((data, index) => ({ id: stream.ids[index], data }));
+  return runEventsOf(stream);
 }
 
 /** The gateway's `interns_run_stream_readers` gauge. */
@@ -91,10 +89,8 @@ async function invoke(
   return response.body;
 }
 
-async function runOf(internId: string, runId: string, token: string = KEYS.alice) {
-  const response = await getJson(runPath(internId, runId), token);
-  expect(response.status).toBe(200);
-  return response.body;
+function runOf(internId: string, runId: string, token: string = KEYS.alice) {
+  return runOfAs(platform, internId, runId, token);
 }
 
 function untilStatus(internId: string, runId: string, status: string, timeoutMs = 10_000) {
