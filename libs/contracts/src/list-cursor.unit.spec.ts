@@ -1,4 +1,4 @@
-import { DomainError } from '@interns/contracts';
+import { DomainError } from './errors';
 import { CursorCodec } from './list-cursor';
 
 describe('CursorCodec', () => {
