@@ -18,7 +18,6 @@ const subjects = subjectsFor(prefix);
 const permissions = natsPermissionsFor(prefix);
 const canPublish = (process: NatsProcess, subject: string) => permissions[process].publish.some((p) => matches(p, subject));
 const canSubscribe = (process: NatsProcess, subject: string) => permissions[process].subscribe.some((p) => matches(p, subject));
-const others = (...allowed: NatsProcess[]) => NATS_PROCESSES.filter((process) => !allowed.includes(process));
 
 const requestSubjects = (['lifecycle', 'runs', 'analytics'] as const).flatMap((server) =>
   Object.values(subjects[server])

@@ -27,6 +27,7 @@ import {
 } from '../testing/chat.fixture';
 
 const INTERACTION_DEADLINE_MS = 2000;
+const READERS_PER_CALLER = 3;
 let platform: Platform;
 
 /** One intern per concern, so no test's runs count against another's concurrent-run limit. */
@@ -39,6 +40,7 @@ beforeAll(async () => {
       KEEPALIVE_INTERVAL_MS: '300',
       INTERACTION_DEADLINE_MS: String(INTERACTION_DEADLINE_MS),
       CHAT_TURNS_PER_MINUTE: '1000',
+      RUN_STREAM_READERS_PER_CALLER: String(READERS_PER_CALLER),
     },
   });
   await platform.applyIdentities(IDENTITIES);
@@ -50,7 +52,7 @@ afterAll(async () => {
 });
 
 /** A refused request as `platform.api` answers it: the status and the error envelope. */
-const refusedWith = (status: number, reason: string) => ({ status, body: refusal(status, reason) });
+const refusedWith = (status: number, reason: string, retryable = false) => ({ status, body: refusal(status, reason, retryable) });
 
 
 async function getJson(path: string, token: string = KEYS.alice) {
@@ -262,6 +264,27 @@ describe("following a run's stream", () => {
     expect(run.finish_reason).toBe('stop');
     const events = await eventsOf(asStream(await follow(interns.follow, runId)));
     expect(events.at(-1)?.data).toBe('[DONE]');
+  });
+});
+
+describe('how many run streams one caller may hold', () => {
+  it('refuses a caller a reader beyond RUN_STREAM_READERS_PER_CALLER with 429, and gives it back when one closes', async () => {
+    const started = await invoke(interns.cancel, { input: '/say start\n/sleep 5000\n/say end' });
+    const readers = await Promise.all(Array.from({ length: READERS_PER_CALLER }, () => follow(interns.cancel, started.run_id)));
+    for (const reader of readers) await asStream(reader).until((events) => events.length >= 1);
+    const refused = await follow(interns.cancel, started.run_id);
+    expect(refused).not.toBeInstanceOf(SseResponse);
+    expect({ status: (refused as { status: number }).status, body: (refused as { body: unknown }).body }).toEqual(refusedWith(429, 'rate_limited', true));
+    expect((refused as { headers: Record<string, string> }).headers['retry-after']).toMatch(/^\d+$/);
+    // Another caller is not affected.
+    const org = asStream(await follow(interns.cancel, started.run_id, { token: KEYS.org }));
+    asStream(readers[0]).close();
+    // Alice's other readers and the organization key's: the closed one is given back.
+    await eventually(streamReaders, (count) => count === READERS_PER_CALLER - 1 + 1);
+    const again = asStream(await follow(interns.cancel, started.run_id));
+    for (const reader of [...readers.slice(1), org, again]) asStream(reader).close();
+    await platform.api(`${runPath(interns.cancel, started.run_id)}/cancel`, { method: 'POST', token: KEYS.alice, raw: '' });
+    await untilStatus(interns.cancel, started.run_id, 'cancelled');
   });
 });
 

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, isUuid, parseAnswerRunBody, parseRunListQuery } from '@interns/contracts';
+import { callerId, DomainError, isUuid, parseAnswerRunBody, parseRunListQuery } from '@interns/contracts';
 import type {
   AnswerRunRequest,
   ListQuestionsRequest,
@@ -19,6 +19,7 @@ import { CORRELATION_ID_HEADER } from '../gateway-request';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
 import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
 import { ServiceClient } from '../service.client';
+import { ReaderQuota } from './reader-quota';
 import { RunStreamReader } from './run-stream.reader';
 
 type RawQuery = Record<string, string | string[] | undefined>;
@@ -34,12 +35,15 @@ const ONE_RUN = `:${INTERN_ID_PARAM}/runs/:${RUN_ID_PARAM}`;
 @Controller('interns')
 export class RunsHttpController implements BeforeApplicationShutdown {
   private readonly readers = new Set<RunStreamReader>();
+  private readonly quota: ReaderQuota;
 
   constructor(
     @Inject(ServiceClient) private readonly services: ServiceClient,
     @Inject(CHAT_DEPENDENCIES) private readonly chat: ChatDependencies,
     @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
-  ) {}
+  ) {
+    this.quota = new ReaderQuota(config.runStreamReadersPerCaller);
+  }
 
   @Get(`:${INTERN_ID_PARAM}/runs`)
   list(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<RunPage> {
@@ -62,6 +66,15 @@ export class RunsHttpController implements BeforeApplicationShutdown {
   ): Promise<void> {
     const payload = this.runRequest(request, internId, runId);
     const afterSeq = resumePointOf(request);
+    const giveBack = this.quota.take(callerId(payload.context.principal));
+    try {
+      await this.follow(request, reply, payload, afterSeq);
+    } finally {
+      giveBack();
+    }
+  }
+
+  private async follow(request: FastifyRequest, reply: FastifyReply, payload: RunRequest, afterSeq: number): Promise<void> {
     const grant = await this.services.request<RunStreamGrant>(this.services.subjects.runs.followRun, request, payload);
     const reader = new RunStreamReader({
       nc: this.chat.nats,

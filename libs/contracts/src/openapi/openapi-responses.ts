@@ -121,7 +121,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS: its chunks are no longer kept",
   payload_too_large: 'the body is over 1048576 bytes',
   unsupported_media_type: 'a non-empty body without `Content-Type: application/json`',
-  rate_limited: 'the chat turn limiter (chat prompts, invokes and signings per caller per intern per minute)',
+  rate_limited: 'the chat turn limiter (chat prompts, invokes and signings per caller per intern per minute), or the run streams one caller holds open',
   internal_error: 'a transient failure, including a backend service that did not answer',
   configuration_error: 'a missing binding or unusable stored credential, such as a model provider without a key',
   stream_severed: 'the link to the run broke without confirmation (stream error chunk only)',

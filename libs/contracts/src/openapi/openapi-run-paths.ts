@@ -61,14 +61,15 @@ export const runStream: OpenApiPathItem = {
       "Replays the run's chunks from the first (or after `starting_after`, else after `Last-Event-ID`), then follows them live " +
       "until the run's final chunk and `[DONE]`; a run that has ended replays and ends at once. Several readers may follow one " +
       'run; a reader closing never cancels it. Chunks are kept for `RUN_REPLAY_RETENTION_MS` (default 86400000) after the run ' +
-      'ends; later: 410 `run_expired`. A `: keepalive` comment is written after `KEEPALIVE_INTERVAL_MS` of silence.',
+      'ends; later: 410 `run_expired`. A `: keepalive` comment is written after `KEEPALIVE_INTERVAL_MS` of silence. One caller ' +
+      'may hold `RUN_STREAM_READERS_PER_CALLER` (default 16) run streams open on one gateway; beyond: 429 `rate_limited`.',
     parameters: [parameterRef('ChunkStartingAfter'), parameterRef('LastEventId')],
     responses: {
       '200': eventStreamResponse(
         "Server-sent events: the run's chunks with their `id:` (the same events, ids included, its chat responses carried), " +
           'then `data: [DONE]` (no id).',
       ),
-      ...errorResponses([...INTERN_ACCESS, 'invalid_body', 'run_expired', ...SERVICE_FAILURES]),
+      ...errorResponses([...INTERN_ACCESS, 'invalid_body', 'run_expired', 'rate_limited', ...SERVICE_FAILURES]),
     },
   },
 };
