@@ -108,8 +108,10 @@ describe('the run read model', () => {
 
   it('ignores events it has already projected (a replayed batch moves no row, usage is not counted twice)', async () => {
     const before = await dataSource.query(ROWS);
-    const events = await new EventTail(dataSource, 'runs').readAfter(null, 1000);
-    await dataSource.transaction((manager) => sessionReadModelProjection(manager, events));
+    await dataSource.transaction(async (manager) => {
+      const events = await new EventTail(dataSource, 'runs').readSnapshotAfter(null, 1000, manager);
+      await sessionReadModelProjection(manager, events);
+    });
     expect(await dataSource.query(ROWS)).toEqual(before);
   });
 

@@ -128,18 +128,20 @@ async function updateRun(
 
 /**
  * Projects every stored session event again into emptied tables, in commit order, in one transaction
- * (readers see the old rows until it commits). For an operator after a projection change, and to prove the
- * read model is a function of the events.
+ * (readers see the old rows until it commits; appends wait on the tables' lock and project on top of the
+ * rebuilt rows). For an operator after a projection change, and to prove the read model is a function of
+ * the events.
  */
 export async function rebuildSessionReadModel(dataSource: DataSource): Promise<void> {
   const tail = new EventTail(dataSource, 'runs');
-  await dataSource.transaction(async (manager) => {
+  // Repeatable read: every batch is read from the one snapshot the rebuild started with.
+  await dataSource.transaction('REPEATABLE READ', async (manager) => {
     await manager.query('TRUNCATE runs.runs, runs.sessions');
-    let batch = await tail.readAfter(null, REBUILD_BATCH, manager);
+    let batch = await tail.readSnapshotAfter(null, REBUILD_BATCH, manager);
     while (batch.length > 0) {
       for (const row of batch) await projectEvent(manager, row);
       const last = batch[batch.length - 1];
-      batch = await tail.readAfter({ transactionId: last.transactionId, position: last.globalPosition }, REBUILD_BATCH, manager);
+      batch = await tail.readSnapshotAfter({ transactionId: last.transactionId, position: last.globalPosition }, REBUILD_BATCH, manager);
     }
   });
 }
