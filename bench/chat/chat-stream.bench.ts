@@ -1,5 +1,5 @@
 // Longer than 300 lines on purpose: one benchmark reads best as one script (identities, the two receivers, the report).
-import { request as httpRequest } from 'node:http';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createParser } from 'eventsource-parser';
@@ -10,7 +10,9 @@ import { Platform } from '@interns/testing';
  * `npm run bench:chat`: what the gateway adds to each streamed chat chunk. One run streams 200 content
  * chunks; the bench process receives every chunk twice, straight from `runs.stream.>` on NATS (the
  * baseline: the moment the gateway could have it too) and as an SSE event through the gateway, and
- * takes the difference per chunk. Prints figures and exits 0; exits 1 only when the benchmark itself breaks.
+ * takes the difference per chunk. Then the same with a second reader following the run through its stream
+ * route (`GET .../runs/{id}/stream`, the run's chunk log in JetStream): what the chat client gets with it,
+ * and what the second reader gets. Prints figures and exits 0; exits 1 only when the benchmark itself breaks.
  */
 
 const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000002';
@@ -40,6 +42,8 @@ const ROUND_TIMEOUT_MS = 30_000;
 interface RoundArrivals {
   direct: Map<string, number>;
   sse: Map<string, number>;
+  /** The second reader's (run stream route), in rounds that have one. */
+  follower: Map<string, number> | null;
 }
 
 interface RoundResult {
@@ -47,6 +51,8 @@ interface RoundResult {
   added: number[];
   directGaps: number[];
   sseGaps: number[];
+  /** follower - direct, ms, in rounds with a second reader. */
+  followerAdded: number[];
 }
 
 function log(line: string): void {
@@ -139,27 +145,45 @@ class DirectSubscriber {
  * POSTs one chat prompt and records each content event's arrival: the time the socket data carrying it
  * reached the process (one read may carry several events), comparable with the NATS callback's stamp.
  */
-function streamChat(url: string, prompt: string, round: string, arrivals: Map<string, number>): Promise<void> {
+function streamChat(
+  url: string,
+  prompt: string,
+  round: string,
+  arrivals: Map<string, number>,
+  onRunId: (runId: string) => void = () => undefined,
+): Promise<void> {
   const body = JSON.stringify({ stream: true, messages: [{ role: 'user', content: prompt }] });
+  return readEvents(url, 'POST', body, round, arrivals, (incoming) => onRunId(String(incoming.headers['x-run-id'])));
+}
+
+/** A second reader of the run: its stream route from the first chunk on, recorded like the chat client's. */
+function followRun(url: string, round: string, arrivals: Map<string, number>): Promise<void> {
+  return readEvents(url, 'GET', null, round, arrivals, () => undefined);
+}
+
+function readEvents(
+  url: string,
+  method: 'GET' | 'POST',
+  body: string | null,
+  round: string,
+  arrivals: Map<string, number>,
+  onStart: (incoming: IncomingMessage) => void,
+): Promise<void> {
+  const headers: Record<string, string> = { authorization: `Bearer ${USER_KEY}` };
+  if (body !== null) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
       url,
-      {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${USER_KEY}`,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-        },
-      },
+      { method, headers },
       (incoming) => {
         incoming.setEncoding('utf8');
         if (incoming.statusCode !== 200 || !(incoming.headers['content-type'] ?? '').startsWith('text/event-stream')) {
           let text = '';
           incoming.on('data', (part: string) => (text += part));
-          incoming.on('end', () => reject(new Error(`chat answered ${incoming.statusCode}: ${text}`)));
+          incoming.on('end', () => reject(new Error(`${method} ${url} answered ${incoming.statusCode}: ${text}`)));
           return;
         }
+        onStart(incoming);
         let readAt = 0;
         let sawDone = false;
         const parser = createParser({
@@ -181,7 +205,7 @@ function streamChat(url: string, prompt: string, round: string, arrivals: Map<st
       },
     );
     outgoing.on('error', reject);
-    outgoing.end(body);
+    outgoing.end(body ?? undefined);
   });
 }
 
@@ -193,14 +217,24 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function streamRound(platform: Platform, internId: string, direct: DirectSubscriber, round: string): Promise<RoundArrivals> {
+async function streamRound(
+  platform: Platform,
+  internId: string,
+  direct: DirectSubscriber,
+  round: string,
+  secondReader = false,
+): Promise<RoundArrivals> {
   throwIfInterrupted();
-  const arrivals: RoundArrivals = { direct: new Map(), sse: new Map() };
+  const arrivals: RoundArrivals = { direct: new Map(), sse: new Map(), follower: secondReader ? new Map() : null };
   const directDone = direct.begin(round, arrivals.direct);
   try {
-    const url = `${platform.gatewayUrl}/api/v1/interns/${internId}/chat/completions`;
+    const internUrl = `${platform.gatewayUrl}/api/v1/interns/${internId}`;
+    let followed: Promise<void> = Promise.resolve();
+    const onRunId = (runId: string) => {
+      if (arrivals.follower !== null) followed = followRun(`${internUrl}/runs/${runId}/stream`, round, arrivals.follower);
+    };
     await withTimeout(
-      Promise.all([streamChat(url, scriptFor(round), round, arrivals.sse), directDone]),
+      Promise.all([streamChat(`${internUrl}/chat/completions`, scriptFor(round), round, arrivals.sse, onRunId), directDone]).then(() => followed),
       ROUND_TIMEOUT_MS,
       `stream ${round}`,
     );
@@ -212,7 +246,7 @@ async function streamRound(platform: Platform, internId: string, direct: DirectS
 
 /** Pairs the two sides chunk by chunk; a chunk missing on either side means the figures would lie. */
 function compare(round: string, arrivals: RoundArrivals): RoundResult {
-  const result: RoundResult = { added: [], directGaps: [], sseGaps: [] };
+  const result: RoundResult = { added: [], directGaps: [], sseGaps: [], followerAdded: [] };
   const missing: string[] = [];
   let previous: { direct: number; sse: number } | null = null;
   for (let n = 1; n <= CHUNKS; n += 1) {
@@ -224,6 +258,11 @@ function compare(round: string, arrivals: RoundArrivals): RoundResult {
       continue;
     }
     result.added.push(sse - direct);
+    const followed = arrivals.follower?.get(key);
+    if (arrivals.follower !== null) {
+      if (followed === undefined) missing.push(`${key} (run stream)`);
+      else result.followerAdded.push(followed - direct);
+    }
     if (previous) {
       result.directGaps.push(direct - previous.direct);
       result.sseGaps.push(sse - previous.sse);
@@ -252,7 +291,7 @@ function spread(values: number[]): string {
   return `${ms(percentile(values, 50))} ${ms(percentile(values, 99))} ${ms(Math.max(...values))} ${ms(Math.min(...values))}`;
 }
 
-function report(results: RoundResult[]): void {
+function report(results: RoundResult[], withReader: RoundResult[]): void {
   const added = results.flatMap((r) => r.added);
   const directGaps = results.flatMap((r) => r.directGaps);
   const sseGaps = results.flatMap((r) => r.sseGaps);
@@ -280,6 +319,14 @@ function report(results: RoundResult[]): void {
     const figures = [50, 99].map((p) => percentile(result.added, p).toFixed(3));
     log(`  stream ${index + 1}: ${figures.join(' / ')} / ${Math.max(...result.added).toFixed(3)}`);
   });
+  const addedWithReader = withReader.flatMap((r) => r.added);
+  const followerAdded = withReader.flatMap((r) => r.followerAdded);
+  log('');
+  log(`with a second reader following each run (GET .../runs/{id}/stream), ${withReader.length} more streams:`);
+  log('                                      p50 ms   p99 ms   max ms   min ms');
+  log(`added per chunk (SSE - direct NATS) ${spread(addedWithReader)}`);
+  log(`second reader (run stream - direct) ${spread(followerAdded)}`);
+  log(`chat client p50 with / without the second reader: ${(percentile(addedWithReader, 50) / percentile(added, 50)).toFixed(2)}x`);
 }
 
 async function benchmark(): Promise<void> {
@@ -307,7 +354,12 @@ async function benchmark(): Promise<void> {
       log(`stream ${round}/${ROUNDS}...`);
       results.push(compare(`r${round}`, await streamRound(platform, internId, direct, `r${round}`)));
     }
-    report(results);
+    const withReader: RoundResult[] = [];
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      log(`stream with a second reader ${round}/${ROUNDS}...`);
+      withReader.push(compare(`f${round}`, await streamRound(platform, internId, direct, `f${round}`, true)));
+    }
+    report(results, withReader);
   } finally {
     await nc?.close().catch(() => undefined);
     await platform?.stop();

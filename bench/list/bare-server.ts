@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { InternList, Principal } from '@interns/contracts';
 // The very column list, row mapping and cursor codec the lifecycle list query uses, so the baseline
 // does the same database and serialization work and only the layers in between differ.
-import { CursorCodec } from '../../apps/lifecycle/src/interns/cursor';
+import { CursorCodec } from '../../libs/contracts/src/list-cursor';
 import { INTERN_COLUMNS, InternRow, toInternView } from '../../apps/lifecycle/src/interns/intern-row';
 
 /**
@@ -73,7 +73,7 @@ export async function startBareServer(options: BareServerOptions): Promise<BareS
         list.next_cursor = cursors.encode({
           createdAt: last.created_at.toISOString(),
           id: last.id,
-          workspaceId: last.workspace_id,
+          scope: last.workspace_id,
         });
       }
       return list;

@@ -18,6 +18,7 @@ import { GATEWAY_CONFIG, GatewayDependencies } from './gateway.tokens';
 import { InternsHttpController } from './interns.http.controller';
 import { OpenApiHttpController } from './openapi/openapi.http.controller';
 import { RequestAdmission } from './request-admission.hook';
+import { RunsHttpController } from './runs/runs.http.controller';
 import { ServiceClient } from './service.client';
 
 /**
@@ -37,6 +38,7 @@ export class GatewayModule {
       controllers: [
         InternsHttpController,
         ChatHttpController,
+        RunsHttpController,
         AnalyticsHttpController,
         DaemonHttpController,
         SigningKeysHttpController,

@@ -1,3 +1,4 @@
+import { CursorCodec } from '@interns/contracts';
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { INTERN_EVENT_UPCASTERS } from '@interns/lifecycle-domain';
@@ -10,7 +11,6 @@ import { internEventsTranslator } from './integration-events/intern-integration-
 import { LIFECYCLE_SCHEMA } from './migrations';
 import { ProvisioningProcessManager } from './provisioning/provisioning.process-manager';
 import { RuntimeDriverClient } from './provisioning/runtime-driver.client';
-import { CursorCodec } from './interns/cursor';
 import { InternCommandsService } from './interns/intern-commands.service';
 import { InternQueriesService } from './interns/intern-queries.service';
 import { InternStreams } from './interns/intern-streams';

@@ -1,6 +1,7 @@
 import { DynamicModule, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/service-runtime';
 import type { ServiceDeps } from '@interns/service-runtime';
+import { CursorCodec } from '@interns/contracts';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
@@ -8,7 +9,11 @@ import { chatNatsController } from './chat/chat.nats.controller';
 import { InternLookup } from './chat/intern-lookup';
 import { sessionEventsTranslator } from './integration-events/session-integration-events';
 import { TurnsService } from './chat/turns.service';
+import { runResourcesNatsController } from './run-resources/run-resources.nats.controller';
+import { RunResourcesService } from './run-resources/run-resources.service';
+import { ensureRunChunkStream } from './runs/run-chunk-log';
 import { RunHost } from './runs/run-host';
+import { RunReconciler } from './runs/run-reconciler';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
 import { ModelCatalog } from './runtime/model-catalog';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -41,6 +46,15 @@ class SandboxSelfTest implements OnApplicationBootstrap {
   }
 }
 
+/** The run chunk stream exists (with its current limits) before the first run writes to it. */
+class RunChunkStreamSetup implements OnApplicationBootstrap {
+  constructor(private readonly setUp: () => Promise<void>) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.setUp();
+  }
+}
+
 /** Runs' root module. `forRoot` builds the services; Nest builds only the controllers (docs/architecture.md, "Dependency injection"). */
 @Module({})
 export class RunsModule {
@@ -67,7 +81,8 @@ export class RunsModule {
       apiKey: config.modelApiKey,
       requestTimeoutMs: config.modelRequestTimeoutMs,
     });
-    const turns = new TurnsService(host, streams, new InternLookup(nc, subjects.lifecycle), models);
+    const interns = new InternLookup(nc, subjects.lifecycle);
+    const turns = new TurnsService(host, streams, interns, models);
     const relay = new IntegrationEventsRelay({
       service: 'runs',
       schema: 'runs',
@@ -81,9 +96,19 @@ export class RunsModule {
     return {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
-      controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs)],
+      controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs), runResourcesNatsController(subjects.runs)],
       providers: [
+        { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
         { provide: TurnsService, useValue: turns },
+        {
+          provide: RunResourcesService,
+          // Awaits the cursor secret, which every replica shares through the database.
+          useFactory: async () => {
+            const [row] = await dataSource.query(`SELECT value FROM runs.settings WHERE name = 'cursor_secret'`);
+            return new RunResourcesService(dataSource, interns, new CursorCodec(row.value), host, streams, turns, subjects, config.runReplayRetentionMs);
+          },
+        },
+        { provide: RunReconciler, useValue: new RunReconciler(host, dataSource, config.runReconcileIntervalMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
         { provide: RunsShutdown, useValue: new RunsShutdown(host) },
         { provide: IntegrationEventsRelay, useValue: relay },

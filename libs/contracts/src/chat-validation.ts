@@ -15,6 +15,7 @@ import {
   Question,
 } from './chat';
 import { DomainError } from './errors';
+import type { AnswerRunBody } from './runs';
 
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart), z.null()]);
@@ -38,6 +39,7 @@ export const chatSchema = z.looseObject({
   messages: z.array(message).min(1, 'messages must hold at least one message'),
   session_id: sessionId.optional(),
   approval_mode: z.enum(APPROVAL_MODES, 'approval_mode must be "manual" or "self-drive"').optional(),
+  background: z.boolean('background must be true or false').optional(),
 });
 
 export const invokeSchema = z.strictObject({
@@ -77,9 +79,10 @@ export function parseChatBody(value: unknown): ChatTurn {
   const last = body.messages[body.messages.length - 1];
   const approvalMode = body.approval_mode ?? 'self-drive';
   const sessionIdOrNull = body.session_id ?? null;
+  const background = body.background ?? false;
   if (last.role === 'tool') {
     if (sessionIdOrNull === null) throw new DomainError('invalid_body', 'session_id is required to answer a tool call');
-    return { kind: 'answer', sessionId: sessionIdOrNull, toolCallId: last.tool_call_id, content: textOf(last.content), approvalMode };
+    return { kind: 'answer', sessionId: sessionIdOrNull, toolCallId: last.tool_call_id, content: textOf(last.content), approvalMode, background };
   }
   if (last.role !== 'user') throw new DomainError('invalid_body', 'the last message must be a user message or a tool reply');
   const text = textOf(last.content);
@@ -87,11 +90,21 @@ export function parseChatBody(value: unknown): ChatTurn {
   if (text.length > MAX_PROMPT_CHARS) {
     throw new DomainError('invalid_body', `the last user message is longer than ${MAX_PROMPT_CHARS} characters`);
   }
-  return { kind: 'prompt', text, sessionId: sessionIdOrNull, approvalMode };
+  return { kind: 'prompt', text, sessionId: sessionIdOrNull, approvalMode, background };
 }
 
 export function parseInvokeBody(value: unknown): InvokeBody {
   return parseObject(invokeSchema, value);
+}
+
+export const answerRunSchema = z.strictObject({
+  tool_call_id: z.string().min(1, 'tool_call_id must be a non-empty string'),
+  content: z.string('content must be a string'),
+});
+
+/** `POST .../runs/{run_id}/answer` (CONTRACT section 12): the answer itself is judged against its question later. */
+export function parseAnswerRunBody(value: unknown): AnswerRunBody {
+  return parseObject(answerRunSchema, value);
 }
 
 const elicitationAnswerSchema = z.discriminatedUnion('action', [

@@ -143,8 +143,15 @@ export class ChunkBuilder {
 
 /** What a chat request asks for: a prompt (new run, or steering a going one) or an answer to a question. */
 export type ChatTurn =
-  | { kind: 'prompt'; text: string; sessionId: string | null; approvalMode: ApprovalMode }
-  | { kind: 'answer'; sessionId: string; toolCallId: string; content: string; approvalMode: ApprovalMode };
+  | {
+      kind: 'prompt';
+      text: string;
+      sessionId: string | null;
+      approvalMode: ApprovalMode;
+      /** `"background": true`: the run goes on when the client leaves (CONTRACT section 12). */
+      background: boolean;
+    }
+  | { kind: 'answer'; sessionId: string; toolCallId: string; content: string; approvalMode: ApprovalMode; background: boolean };
 
 export interface ChatRequest {
   context: RequestContext;
@@ -158,9 +165,9 @@ export interface ChatRequest {
 
 export type ChatReply =
   /** Chunks of this response follow on the stream subject. */
-  | { status: 'streaming'; sessionId: string; model: string }
+  | { status: 'streaming'; sessionId: string; model: string; runId: string }
   /** The prompt joined the session's going run: answer 202, nothing is streamed. */
-  | { status: 'steered'; sessionId: string };
+  | { status: 'steered'; sessionId: string; runId: string };
 
 export interface InvokeBody {
   input: string;
@@ -177,14 +184,17 @@ export interface InvokeRequest {
 export interface InvokeReply {
   session_id: string;
   status: 'started' | 'steered';
+  run_id: string;
 }
 
 // ---- the stream subject (runs -> gateway) ----
 
 /**
- * One message on `runs.stream.<stream_id>`: `<seq> <kind>\n<payload>`. `seq` starts at 1 and grows by one
- * per message (heartbeats included), so the relay sees a lost message as a gap. The payload of a chunk frame
- * is the chunk's JSON, relayed as is; heartbeat and done frames have none.
+ * One message on `runs.stream.<stream_id>`: `<seq> <kind>[ <event id>]\n<payload>`. `seq` starts at 1 and grows
+ * by one per message (heartbeats included), so the relay sees a lost message as a gap. The payload of a chunk
+ * frame is the chunk's JSON, relayed as is, and its event id the chunk's number in its run (the SSE `id:`);
+ * heartbeat and done frames have neither. A run's chunk log (`runs.chunks.<run_id>`) holds the same frames,
+ * numbered by the chunk's number in the run.
  */
 export const STREAM_FRAME_KINDS = { chunk: 'c', heartbeat: 'h', done: 'd' } as const;
 export type StreamFrameKind = keyof typeof STREAM_FRAME_KINDS;
@@ -192,6 +202,8 @@ export type StreamFrameKind = keyof typeof STREAM_FRAME_KINDS;
 export interface StreamFrame {
   seq: number;
   kind: StreamFrameKind;
+  /** The chunk's number in its run (chunk frames of a live response). */
+  eventId: number | null;
   /** The chunk JSON (chunk frames only). */
   payload: Uint8Array | null;
 }
@@ -199,8 +211,8 @@ export interface StreamFrame {
 const KIND_BY_CODE: Record<string, StreamFrameKind> = { c: 'chunk', h: 'heartbeat', d: 'done' };
 const encoder = new TextEncoder();
 
-export function encodeStreamFrame(seq: number, kind: StreamFrameKind, payload?: string): Uint8Array {
-  const head = `${seq} ${STREAM_FRAME_KINDS[kind]}\n`;
+export function encodeStreamFrame(seq: number, kind: StreamFrameKind, payload?: string, eventId?: number): Uint8Array {
+  const head = `${seq} ${STREAM_FRAME_KINDS[kind]}${eventId === undefined ? '' : ` ${eventId}`}\n`;
   return encoder.encode(payload === undefined ? head : head + payload);
 }
 
@@ -209,12 +221,17 @@ export function decodeStreamFrame(bytes: Uint8Array): StreamFrame | null {
   const newline = bytes.indexOf(10);
   if (newline < 3) return null;
   const head = Buffer.from(bytes.buffer, bytes.byteOffset, newline).toString('latin1');
-  const space = head.indexOf(' ');
-  const seq = Number(head.slice(0, space));
-  const kind = KIND_BY_CODE[head.slice(space + 1)];
-  if (space < 1 || !Number.isSafeInteger(seq) || seq < 1 || kind === undefined) return null;
+  const [seqText, code, eventIdText, ...rest] = head.split(' ');
+  const seq = Number(seqText);
+  const kind = KIND_BY_CODE[code ?? ''];
+  if (!/^\d+$/.test(seqText) || !Number.isSafeInteger(seq) || seq < 1 || kind === undefined || rest.length > 0) return null;
+  let eventId: number | null = null;
+  if (eventIdText !== undefined) {
+    eventId = Number(eventIdText);
+    if (kind !== 'chunk' || !/^\d+$/.test(eventIdText) || !Number.isSafeInteger(eventId) || eventId < 1) return null;
+  }
   const payload = kind === 'chunk' ? bytes.subarray(newline + 1) : null;
-  return { seq, kind, payload };
+  return { seq, kind, eventId, payload };
 }
 
 // ---- the session subject (anyone -> the replica that owns the session's run) ----
@@ -235,18 +252,22 @@ export type InternEndsRunsReason = 'intern_suspended' | 'intern_deleted';
 export type SessionMessage =
   /** A prompt for the going run (steering). */
   | { type: 'steer'; text: string; correlationId: string }
-  /** An answer to the run's open question; the response streams on `streamId`. */
+  /**
+   * An answer to the run's open question; the response streams on `stream` (chat), or to the run's chunk log
+   * only when null (the answer route: followed with the run's stream route).
+   */
   | {
       type: 'answer';
       toolCallId: string;
       content: string;
-      streamId: string;
-      created: number;
+      stream: { streamId: string; created: number } | null;
       approvalMode: ApprovalMode;
       correlationId: string;
     }
-  /** The client of `streamId` left before `[DONE]`. */
-  | { type: 'disconnect'; streamId: string }
+  /** The caller cancels the run (`POST .../runs/{id}/cancel`). */
+  | { type: 'cancel'; correlationId: string }
+  /** The client of `streamId` left before `[DONE]`; the run goes on without it when `background`, else it is cancelled. */
+  | { type: 'disconnect'; streamId: string; background: boolean }
   /** The intern ends the run (suspend, delete). */
   | { type: 'end'; reason: InternEndsRunsReason; correlationId: string }
   /** Is the run's owner alive? (A run whose owner does not answer is orphaned.) */

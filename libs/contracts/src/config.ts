@@ -59,8 +59,14 @@ export interface PlatformConfig {
   interactionDeadlineMs: number;
   /** Silence on a chat stream after which the gateway writes a `: keepalive` comment. */
   keepaliveIntervalMs: number;
-  /** How long a run may go on (chat and invoke). */
+  /** How long a run may go on (chat and invoke), questions' waits included. */
   executionDeadlineMs: number;
+  /** How long a run's chunks stay readable after it ended (`GET .../runs/{id}/stream`); later 410 `run_expired`. */
+  runReplayRetentionMs: number;
+  /** How often one runs replica looks for runs whose owner died, and ends them `failed`. */
+  runReconcileIntervalMs: number;
+  /** Run streams (`GET .../runs/{id}/stream`) one caller may hold open on one gateway; beyond: 429 `rate_limited`. */
+  runStreamReadersPerCaller: number;
   /** Chat prompts, invokes and signings per caller per intern per minute. */
   chatTurnsPerMinute: number;
   /** Concurrent runs on one intern; beyond: 409 `busy`. */
@@ -230,6 +236,9 @@ export function loadConfig(env: Env): PlatformConfig {
     interactionDeadlineMs: positiveIntFrom(env, 'INTERACTION_DEADLINE_MS', 300000),
     keepaliveIntervalMs: positiveIntFrom(env, 'KEEPALIVE_INTERVAL_MS', 30000),
     executionDeadlineMs: positiveIntFrom(env, 'EXECUTION_DEADLINE_MS', 3600000),
+    runReplayRetentionMs: positiveIntFrom(env, 'RUN_REPLAY_RETENTION_MS', 86400000),
+    runReconcileIntervalMs: positiveIntFrom(env, 'RUN_RECONCILE_INTERVAL_MS', 10000),
+    runStreamReadersPerCaller: positiveIntFrom(env, 'RUN_STREAM_READERS_PER_CALLER', 16),
     chatTurnsPerMinute: positiveIntFrom(env, 'CHAT_TURNS_PER_MINUTE', 30),
     maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),
     streamHeartbeatMs: positiveIntFrom(env, 'STREAM_HEARTBEAT_MS', 1000),

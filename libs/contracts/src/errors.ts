@@ -15,8 +15,12 @@ export const ERROR_REASONS = {
   intern_not_running: { status: 409, retryable: false },
   busy: { status: 409, retryable: true },
   interaction_not_pending: { status: 409, retryable: false },
+  /** Cancel of a run that has already ended. */
+  run_not_active: { status: 409, retryable: false },
   /** Chat stream error chunk: the intern ended the run (suspend, delete, a deadline) while the client was connected. */
   run_ended: { status: 410, retryable: false },
+  /** A run's stream asked for after RUN_REPLAY_RETENTION_MS past its end: its chunks are gone. */
+  run_expired: { status: 410, retryable: false },
   payload_too_large: { status: 413, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },

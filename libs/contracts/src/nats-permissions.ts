@@ -48,6 +48,12 @@ const RUNS_CALLERS: Callers<Subjects['runs']> = {
   ping: PROBE,
   chat: ['gateway'],
   invoke: ['gateway'],
+  listRuns: ['gateway'],
+  getRun: ['gateway'],
+  followRun: ['gateway'],
+  listQuestions: ['gateway'],
+  cancelRun: ['gateway'],
+  answerRun: ['gateway'],
   runtimeHealth: ['lifecycle'],
   runtimePrepareDisk: ['lifecycle'],
   runtimeBoot: ['lifecycle'],
@@ -68,6 +74,14 @@ const STREAM_READERS: readonly NatsProcess[] = ['gateway'];
 /** Session messages (`runs.session.<token>`): served by the owning runs replica, sent by gateways and other replicas. */
 const SESSION_SENDERS: readonly NatsProcess[] = ['gateway', 'runs'];
 const SESSION_SERVERS: readonly NatsProcess[] = ['runs'];
+
+/**
+ * Run chunk logs (`runs.chunks.<run_id>` in the run chunk stream): appended by the run's owner (and by the
+ * replica that ends a run whose owner died), read by the gateway following a run with an ordered consumer of
+ * its own (ephemeral, named by the client library).
+ */
+const CHUNK_LOG_WRITERS: readonly NatsProcess[] = ['runs'];
+const CHUNK_LOG_READERS: readonly NatsProcess[] = ['gateway'];
 
 /** Services whose outbox relay publishes integration events into their own stream. */
 export const INTEGRATION_EVENT_SOURCES = ['lifecycle', 'runs'] as const satisfies readonly ServiceName[];
@@ -136,6 +150,35 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
   for (const process of SESSION_SERVERS) {
     permissions[process].subscribe.add(anySession);
     permissions[process].allowResponses = true;
+  }
+
+  const chunkStream = subjects.runChunkStreamName;
+  for (const process of CHUNK_LOG_WRITERS) {
+    const writer = permissions[process];
+    writer.publish.add(subjects.runs.chunks('*'));
+    writer.publish.add(JS_ACCOUNT_INFO);
+    for (const subject of [...streamApi(chunkStream), `$JS.API.STREAM.UPDATE.${chunkStream}`, `$JS.API.STREAM.MSG.GET.${chunkStream}`]) {
+      writer.publish.add(subject);
+    }
+    // Publish acknowledgements arrive on its inbox.
+    writer.subscribe.add(inboxOf(process));
+  }
+  for (const process of CHUNK_LOG_READERS) {
+    const reader = permissions[process];
+    reader.publish.add(JS_ACCOUNT_INFO);
+    for (const subject of [
+      `$JS.API.STREAM.INFO.${chunkStream}`,
+      // Where an ended run's log ends (its last frame).
+      `$JS.API.STREAM.MSG.GET.${chunkStream}`,
+      `$JS.API.CONSUMER.CREATE.${chunkStream}`,
+      `$JS.API.CONSUMER.CREATE.${chunkStream}.>`,
+      `$JS.API.CONSUMER.INFO.${chunkStream}.>`,
+      `$JS.API.CONSUMER.DELETE.${chunkStream}.>`,
+      `$JS.API.CONSUMER.MSG.NEXT.${chunkStream}.>`,
+    ]) {
+      reader.publish.add(subject);
+    }
+    reader.subscribe.add(inboxOf(process));
   }
 
   for (const source of INTEGRATION_EVENT_SOURCES) {

@@ -18,7 +18,6 @@ const subjects = subjectsFor(prefix);
 const permissions = natsPermissionsFor(prefix);
 const canPublish = (process: NatsProcess, subject: string) => permissions[process].publish.some((p) => matches(p, subject));
 const canSubscribe = (process: NatsProcess, subject: string) => permissions[process].subscribe.some((p) => matches(p, subject));
-const others = (...allowed: NatsProcess[]) => NATS_PROCESSES.filter((process) => !allowed.includes(process));
 
 const requestSubjects = (['lifecycle', 'runs', 'analytics'] as const).flatMap((server) =>
   Object.values(subjects[server])
@@ -102,12 +101,32 @@ describe('natsPermissionsFor', () => {
   it('gives each JetStream user its own streams and consumers only', () => {
     expect(canPublish('lifecycle', `$JS.API.STREAM.CREATE.${subjects.eventStreamName('lifecycle')}`)).toBe(true);
     expect(canPublish('lifecycle', `$JS.API.STREAM.CREATE.${subjects.eventStreamName('runs')}`)).toBe(false);
-    for (const process of others('lifecycle', 'runs', 'analytics', 'webhooks')) {
-      expect(permissions[process].publish.filter((subject) => subject.startsWith('$JS'))).toEqual([]);
-    }
+    // The gateway's JetStream use is reading run chunk logs (below); the admin CLI has none.
+    expect(permissions.admin.publish.filter((subject) => subject.startsWith('$JS'))).toEqual([]);
+    const chunkStream = subjects.runChunkStreamName;
+    const gatewayApi = permissions.gateway.publish.filter((subject) => subject.startsWith('$JS'));
+    expect(gatewayApi.filter((subject) => subject !== '$JS.API.INFO' && !subject.includes(`.${chunkStream}`))).toEqual([]);
     for (const process of NATS_PROCESSES) {
       expect(canPublish(process, `$JS.API.STREAM.DELETE.${subjects.eventStreamName('runs')}`)).toBe(false);
       expect(canPublish(process, `$JS.API.CONSUMER.DELETE.${subjects.eventStreamName('runs')}.analytics`)).toBe(false);
+    }
+  });
+
+  it("lets only runs write run chunk logs and keep their stream, and only the gateway follow them", () => {
+    const chunkStream = subjects.runChunkStreamName;
+    const log = subjects.runs.chunks('5f0c6a2e-1111-4111-8111-111111111111');
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, log))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, log))).toEqual([]);
+    for (const subject of [`$JS.API.STREAM.CREATE.${chunkStream}`, `$JS.API.STREAM.UPDATE.${chunkStream}`]) {
+      expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual(['runs']);
+    }
+    for (const subject of [`$JS.API.CONSUMER.CREATE.${chunkStream}.oc_1.${log}`, `$JS.API.CONSUMER.MSG.NEXT.${chunkStream}.oc_1`]) {
+      expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual(['gateway']);
+    }
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.GET.${chunkStream}`)).sort()).toEqual(['gateway', 'runs']);
+    for (const process of NATS_PROCESSES) {
+      expect(canPublish(process, `$JS.API.STREAM.DELETE.${chunkStream}`)).toBe(false);
+      expect(canPublish(process, `$JS.API.STREAM.PURGE.${chunkStream}`)).toBe(false);
     }
   });
 

@@ -3,7 +3,7 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integratio
 /**
  * Every NATS subject and JetStream name, namespaced by NATS_PREFIX so two systems can share one broker.
  * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
- * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`.
+ * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`.
  */
 export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -39,10 +39,19 @@ export const LIFECYCLE_QUERIES = {
   ping: 'ping',
 } as const;
 
-export const RUNS_QUERIES = { ping: 'ping', runtimeHealth: 'runtime-health' } as const;
+export const RUNS_QUERIES = {
+  ping: 'ping',
+  runtimeHealth: 'runtime-health',
+  /** Runs as resources and the question inbox (CONTRACT section 12). */
+  listRuns: 'list-runs',
+  getRun: 'get-run',
+  /** A run, for following its chunks: where they are kept. */
+  followRun: 'follow-run',
+  listQuestions: 'list-questions',
+} as const;
 
-/** Chat and invoke (CONTRACT sections 6 and 7), served by any runs replica. */
-export const RUNS_COMMANDS = { chat: 'chat', invoke: 'invoke' } as const;
+/** Chat and invoke (CONTRACT sections 6 and 7), and a run's cancel and answer (section 12), served by any runs replica. */
+export const RUNS_COMMANDS = { chat: 'chat', invoke: 'invoke', cancelRun: 'cancel-run', answerRun: 'answer-run' } as const;
 
 /** The runtime driver of the local runs service (CONTRACT section 5 steps; lifecycle calls these over NATS). */
 export const RUNTIME_COMMANDS = {
@@ -84,6 +93,12 @@ export function subjectsFor(prefix: string) {
       ping: qry('runs', RUNS_QUERIES.ping),
       chat: cmd('runs', RUNS_COMMANDS.chat),
       invoke: cmd('runs', RUNS_COMMANDS.invoke),
+      listRuns: qry('runs', RUNS_QUERIES.listRuns),
+      getRun: qry('runs', RUNS_QUERIES.getRun),
+      followRun: qry('runs', RUNS_QUERIES.followRun),
+      listQuestions: qry('runs', RUNS_QUERIES.listQuestions),
+      cancelRun: cmd('runs', RUNS_COMMANDS.cancelRun),
+      answerRun: cmd('runs', RUNS_COMMANDS.answerRun),
       runtimeHealth: qry('runs', RUNS_QUERIES.runtimeHealth),
       runtimePrepareDisk: cmd('runs', RUNTIME_COMMANDS.prepareDisk),
       runtimeBoot: cmd('runs', RUNTIME_COMMANDS.boot),
@@ -94,7 +109,11 @@ export function subjectsFor(prefix: string) {
       stream: (streamId: string) => `${p}.runs.stream.${streamId}`,
       /** Takes the token of `sessionSubjectToken(sessionId)`, not the session id itself. */
       session: (sessionToken: string) => `${p}.runs.session.${sessionToken}`,
+      /** A run's chunk log, kept in the run chunk stream for RUN_REPLAY_RETENTION_MS after the run ends. */
+      chunks: (runId: string) => `${p}.runs.chunks.${runId}`,
     },
+    /** JetStream stream holding every run's chunk log (`runs.chunks.*`). */
+    runChunkStreamName: `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_run_chunks`,
     analytics: {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),
       meta: qry('analytics', ANALYTICS_QUERIES.meta),

@@ -14,6 +14,8 @@ import {
   LIST_MAX_STATUS_ITEMS,
   UpdateInternBody,
 } from './intern';
+import { MAX_SESSION_ID_CHARS } from './chat';
+import { RUN_STATUSES, type RunListQuery } from './runs';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 export const MODEL_PATTERN = /^[A-Za-z0-9~._:@+-]+\/[A-Za-z0-9~._:@+-]+$/;
@@ -128,20 +130,19 @@ export interface ListQuery {
   workspaceId: string | null;
 }
 
-const STATUS_SET: ReadonlySet<string> = new Set(INTERN_STATUSES);
+type QueryParameters = Record<string, string | string[] | undefined>;
 
-/** Parses GET /interns query parameters (already percent-decoded). Unknown parameters are ignored. */
-export function parseListQuery(query: Record<string, string | string[] | undefined>): ListQuery {
-  const single = (key: string): string | undefined => {
-    const value = query[key];
-    if (Array.isArray(value)) {
-      throw new DomainError('invalid_body', `${key} may be given once`);
-    }
-    return value;
-  };
+/** A query parameter given at most once (CONTRACT section 4: a repeated one is 400). */
+function singleParameter(query: QueryParameters, key: string): string | undefined {
+  const value = query[key];
+  if (Array.isArray(value)) throw new DomainError('invalid_body', `${key} may be given once`);
+  return value;
+}
 
+/** The list rules of CONTRACT section 4 (limit, a status filter of `known` statuses, starting_after) of any list. */
+function parsePage<S extends string>(query: QueryParameters, known: readonly S[]): { limit: number; statuses: S[] | null; startingAfter: string | null } {
   let limit = LIST_DEFAULT_LIMIT;
-  const rawLimit = single('limit');
+  const rawLimit = singleParameter(query, 'limit');
   if (rawLimit !== undefined) {
     if (!/^\d+$/.test(rawLimit)) throw new DomainError('invalid_body', `limit must be an integer 1-${LIST_MAX_LIMIT}`);
     limit = Number(rawLimit);
@@ -150,28 +151,43 @@ export function parseListQuery(query: Record<string, string | string[] | undefin
     }
   }
 
-  let statuses: InternStatus[] | null = null;
-  const rawStatus = single('status');
+  let statuses: S[] | null = null;
+  const rawStatus = singleParameter(query, 'status');
   if (rawStatus !== undefined) {
     const items = rawStatus.split(',');
     if (items.length > LIST_MAX_STATUS_ITEMS) {
       throw new DomainError('invalid_body', `status takes at most ${LIST_MAX_STATUS_ITEMS} items`);
     }
+    const knownSet: ReadonlySet<string> = new Set(known);
     for (const item of items) {
-      if (!STATUS_SET.has(item)) throw new DomainError('invalid_body', `unknown status: ${JSON.stringify(item)}`);
+      if (!knownSet.has(item)) throw new DomainError('invalid_body', `unknown status: ${JSON.stringify(item)}`);
     }
-    statuses = [...new Set(items)] as InternStatus[];
+    statuses = [...new Set(items)] as S[];
   }
 
-  const startingAfter = single('starting_after') ?? null;
+  const startingAfter = singleParameter(query, 'starting_after') ?? null;
   if (startingAfter !== null && startingAfter.length === 0) {
     throw new DomainError('invalid_body', 'starting_after is not a valid cursor');
   }
+  return { limit, statuses, startingAfter };
+}
 
-  const workspaceId = single('workspace_id') ?? null;
+/** Parses GET /interns query parameters (already percent-decoded). Unknown parameters are ignored. */
+export function parseListQuery(query: QueryParameters): ListQuery {
+  const page = parsePage(query, INTERN_STATUSES);
+  const workspaceId = singleParameter(query, 'workspace_id') ?? null;
   if (workspaceId !== null && !isUuid(workspaceId)) {
     throw new DomainError('invalid_body', 'workspace_id must be a uuid');
   }
+  return { ...page, workspaceId };
+}
 
-  return { limit, statuses, startingAfter, workspaceId };
+/** Parses GET /interns/{id}/runs query parameters (CONTRACT section 12). Unknown parameters are ignored. */
+export function parseRunListQuery(query: QueryParameters): RunListQuery {
+  const page = parsePage(query, RUN_STATUSES);
+  const sessionId = singleParameter(query, 'session_id') ?? null;
+  if (sessionId !== null && (sessionId.length < 1 || sessionId.length > MAX_SESSION_ID_CHARS)) {
+    throw new DomainError('invalid_body', `session_id must be 1-${MAX_SESSION_ID_CHARS} characters`);
+  }
+  return { ...page, sessionId };
 }

@@ -51,6 +51,24 @@ export class EventTail {
     return rows.map(toStoredEvent);
   }
 
+  /**
+   * Every event the reader's snapshot sees after `checkpoint`, in the tail's order, without waiting for older
+   * transactions elsewhere in the cluster. Only for a reader inside one transaction that reads it all (a
+   * rebuild): its snapshot never changes, so nothing can appear behind what it read while it reads.
+   */
+  async readSnapshotAfter(checkpoint: TailCheckpoint | null, limit: number, manager: EntityManager): Promise<StoredEvent[]> {
+    const from = checkpoint ?? ORIGIN;
+    const rows: EventRow[] = await manager.query(
+      `SELECT ${EVENT_COLUMNS}
+         FROM ${this.tables.events} e JOIN ${this.tables.streams} s ON s.stream_id = e.stream_id
+        WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+        ORDER BY e.transaction_id, e.global_position
+        LIMIT $3`,
+      [from.transactionId, from.position, limit],
+    );
+    return rows.map(toStoredEvent);
+  }
+
   async loadCheckpoint(name: string, manager?: EntityManager): Promise<TailCheckpoint | null> {
     const rows: { transaction_id: string; position: string }[] = await (manager ?? this.dataSource.manager).query(
       `SELECT transaction_id::text AS transaction_id, position::text AS position

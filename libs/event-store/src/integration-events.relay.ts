@@ -11,7 +11,8 @@ import {
 import type { WorkerLogger } from '@interns/workers';
 import type { StoredEvent } from './event.types';
 import { integrationEventId } from './integration-event-id';
-import { type OutboxMessage, OutboxRelay, type StreamLimits } from './outbox-relay';
+import type { StreamLimits } from '@interns/messaging';
+import { type OutboxMessage, OutboxRelay } from './outbox-relay';
 
 /**
  * Row name in `<schema>.checkpoints`. Every service uses it in its own schema: checkpoints are per schema and

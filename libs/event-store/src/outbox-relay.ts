@@ -1,13 +1,7 @@
-import {
-  jetstream,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  type JetStreamClient,
-  jetstreamManager,
-  type StreamConfig,
-} from '@nats-io/jetstream';
+import { jetstream, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { DEFAULT_STREAM_LIMITS, ensureStream, type StreamLimits } from '@interns/messaging';
 import { LeaderLease, type RoundOutcome, WorkerLoop, type WorkerLogger } from '@interns/workers';
 import type { StoredEvent } from './event.types';
 import { checkpointOf, EventTail, type TailCheckpoint } from './event-tail';
@@ -22,15 +16,6 @@ export interface OutboxMessage {
   payload: string;
 }
 
-/** Limits of the relay's stream (JETSTREAM_MAX_AGE_MS, JETSTREAM_MAX_BYTES, JETSTREAM_REPLICAS). */
-export interface StreamLimits {
-  maxAgeMs: number;
-  maxBytes: number;
-  replicas: number;
-}
-
-/** 7 days, 1 GiB, one replica: a consumer may be away a week before messages it has not read are dropped. */
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxAgeMs: 7 * 24 * 3600 * 1000, maxBytes: 1024 ** 3, replicas: 1 };
 
 export interface OutboxRelayOptions {
   dataSource: DataSource;
@@ -52,8 +37,6 @@ export interface OutboxRelayOptions {
   metricsLabel?: string;
 }
 
-/** nats-server's answer to adding a stream that exists with another configuration. */
-const STREAM_NAME_IN_USE = 10058;
 /** nats-server's answer to a message larger than the stream's `max_msg_size`. */
 const MESSAGE_SIZE_EXCEEDS_MAXIMUM = 10054;
 
@@ -221,34 +204,11 @@ export class OutboxRelay {
     );
   }
 
-  /**
-   * Adds the stream when missing (tolerating another replica, or analytics' consumer, adding it at the same
-   * moment), and brings its limits to this relay's when they differ.
-   */
   private async ensureStream(): Promise<void> {
-    const jsm = await jetstreamManager(this.options.nats);
-    const { streamName: name, streamSubjects: subjects } = this.options;
-    const limits = streamConfigOf(this.options.streamLimits ?? DEFAULT_STREAM_LIMITS);
-    let config: StreamConfig;
-    try {
-      config = (await jsm.streams.info(name)).config;
-    } catch (error) {
-      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
-      try {
-        config = (await jsm.streams.add({ name, subjects, ...limits })).config;
-      } catch (addError) {
-        if (!(addError instanceof JetStreamApiError && addError.code === STREAM_NAME_IN_USE)) throw addError;
-        config = (await jsm.streams.info(name)).config;
-      }
-    }
-    const differs = (Object.keys(limits) as (keyof typeof limits)[]).some((key) => config[key] !== limits[key]);
-    if (differs) await jsm.streams.update(name, { ...limits });
+    const { nats, streamName, streamSubjects, streamLimits } = this.options;
+    await ensureStream(nats, streamName, streamSubjects, streamLimits ?? DEFAULT_STREAM_LIMITS);
     this.streamReady = true;
   }
-}
-
-function streamConfigOf(limits: StreamLimits): Pick<StreamConfig, 'max_age' | 'max_bytes' | 'num_replicas'> {
-  return { max_age: limits.maxAgeMs * 1_000_000, max_bytes: limits.maxBytes, num_replicas: limits.replicas };
 }
 
 /**

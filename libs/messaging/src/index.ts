@@ -4,3 +4,4 @@ export * from './draining-nats.server';
 export * from './rpc-client';
 export * from './domain-error.filter';
 export * from './session-channel';
+export * from './jetstream-stream';

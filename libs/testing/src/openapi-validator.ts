@@ -1,9 +1,9 @@
 /**
  * Checks real answers of the API against its OpenAPI document, for tests: the operation exists for the method
  * and path, the status is documented for it, the content type is one it documents, the JSON body (or each
- * event of a stream) matches the schema, and every required header is present and valid. Schemas are compiled
- * by ajv (JSON Schema 2020-12, strict) straight from their place in the document, so `$ref`s resolve as the
- * document wrote them.
+ * event of a stream, and its `id:`) matches the schema, and every required header is present and valid.
+ * Schemas are compiled by ajv (JSON Schema 2020-12, strict) straight from their place in the document, so
+ * `$ref`s resolve as the document wrote them.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -32,6 +32,8 @@ export interface ObservedResponse {
 export interface ObservedStream extends Omit<ObservedResponse, 'body'> {
   /** The `data` of every event, `[DONE]` included. */
   events: string[];
+  /** When given: the `id:` of each event, at the same index (undefined where it had none), checked against `x-event-id`. */
+  ids?: (string | undefined)[];
 }
 
 interface DocumentedRoute {
@@ -85,7 +87,7 @@ export class OpenApiResponseValidator {
     return problems;
   }
 
-  /** What is wrong with an event stream: the answer as `problems` does, then every event's data, then `[DONE]`. */
+  /** What is wrong with an event stream: the answer as `problems` does, then every event's data (and id), then `[DONE]`. */
   streamProblems(stream: ObservedStream): string[] {
     const found = this.documentedResponse(stream);
     if (typeof found === 'string') return [found];
@@ -108,7 +110,20 @@ export class OpenApiResponseValidator {
       }
       problems.push(...this.schemaProblems(eventPointer, parsed, `event ${index}`));
     });
+    if (stream.ids !== undefined) problems.push(...this.eventIdProblems(`${pointer}/content/${escape(mediaType)}`, stream.events, stream.ids));
     return problems;
+  }
+
+  /** Ids where events carry them: each as `x-event-id` documents it; `[DONE]` never has one. */
+  private eventIdProblems(mediaPointer: string, events: string[], ids: (string | undefined)[]): string[] {
+    const documented = (pointerValue(this.document, mediaPointer) as { 'x-event-id'?: JsonSchema })['x-event-id'] !== undefined;
+    return events.flatMap((data, index) => {
+      const id = ids[index];
+      if (id === undefined) return [];
+      if (data === STREAM_END) return [`${STREAM_END} carries the id ${id}`];
+      if (!documented) return [`event ${index} carries the id ${id}, but the document gives these events none`];
+      return this.schemaProblems(`${mediaPointer}/x-event-id`, id, `event ${index} id`);
+    });
   }
 
   /** What is wrong with a value against the component schema `name`. */
@@ -215,6 +230,7 @@ function schemaPointers(document: OpenApiDocument): string[] {
         for (const [type, media] of Object.entries(response.content ?? {})) {
           if (media.schema !== undefined) pointers.push(`${responseAt}/content/${escape(type)}/schema`);
           if (media['x-event-data'] !== undefined) pointers.push(`${responseAt}/content/${escape(type)}/x-event-data`);
+          if (media['x-event-id'] !== undefined) pointers.push(`${responseAt}/content/${escape(type)}/x-event-id`);
         }
       }
     }

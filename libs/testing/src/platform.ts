@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { ExitResult, freePort, startServiceProcess, ServiceProcess } from './service-process';
-import { JsonAnswer, postForStream, SseResponse } from './sse-client';
+import { getForStream, JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
 import { deleteTestStreams } from './test-streams';
 import { sendAgainOnEarlyClose } from './http-call';
@@ -168,6 +168,11 @@ export class Platform {
   /** POSTs a chat or invoke body to the gateway; an event stream comes back as an SseResponse. */
   post(path: string, token: string, json: unknown, headers?: Record<string, string>): Promise<SseResponse | JsonAnswer> {
     return postForStream(`${this.gatewayUrl}${path}`, { token, json, headers });
+  }
+
+  /** GET of an event stream (a run's), followed as it arrives; JSON when the gateway refuses. */
+  getStream(path: string, token: string, headers?: Record<string, string>): Promise<SseResponse | JsonAnswer> {
+    return getForStream(`${this.gatewayUrl}${path}`, { token, headers });
   }
 
   async stopService(service: PlatformService, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

@@ -2,13 +2,15 @@ import { ClientRequest, IncomingMessage, request as httpRequest } from 'node:htt
 import { createParser } from 'eventsource-parser';
 
 /**
- * A chat client for tests: one POST whose answer is either JSON (an error before the stream, 202 steered) or a
- * server-sent event stream parsed with eventsource-parser. Events are collected as they arrive; `next()` waits
- * for the next one, `close()` leaves mid-stream as a client would.
+ * A chat client for tests: one request (a chat POST, a run stream GET) whose answer is either JSON (an error
+ * before the stream, 202 steered) or a server-sent event stream parsed with eventsource-parser. Events are
+ * collected as they arrive; `next()` waits for the next one, `close()` leaves mid-stream as a client would.
  */
 export class SseResponse {
   /** `data` of every event so far (chunk JSON text, or `[DONE]`). */
   readonly events: string[] = [];
+  /** The `id:` of each event in `events`, at the same index (undefined where the event had none). */
+  readonly ids: (string | undefined)[] = [];
   /** Comment lines (`: keepalive`) so far, without the colon. */
   readonly comments: string[] = [];
   /** Resolves when the server ended the response (or the client closed it). */
@@ -26,6 +28,7 @@ export class SseResponse {
     const parser = createParser({
       onEvent: (event) => {
         this.events.push(event.data);
+        this.ids.push(event.id);
         this.wake();
       },
       onComment: (comment) => {
@@ -133,14 +136,28 @@ export function postForStream(
   options: { token?: string; json: unknown; headers?: Record<string, string> },
 ): Promise<SseResponse | JsonAnswer> {
   const body = JSON.stringify(options.json);
-  const headers: Record<string, string> = {
+  return requestForStream(url, 'POST', body, {
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
     ...options.headers,
-  };
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  }, options.token);
+}
+
+/** GETs `url` (a run's stream; `Last-Event-ID` among `headers` to resume); as postForStream. */
+export function getForStream(url: string, options: { token?: string; headers?: Record<string, string> }): Promise<SseResponse | JsonAnswer> {
+  return requestForStream(url, 'GET', null, { ...options.headers }, options.token);
+}
+
+function requestForStream(
+  url: string,
+  method: string,
+  body: string | null,
+  headers: Record<string, string>,
+  token: string | undefined,
+): Promise<SseResponse | JsonAnswer> {
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(url, { method: 'POST', headers }, (incoming) => {
+    const outgoing = httpRequest(url, { method, headers }, (incoming) => {
       if ((incoming.headers['content-type'] ?? '').startsWith('text/event-stream')) {
         resolve(new SseResponse(incoming.statusCode ?? 0, incoming.headers, outgoing, incoming));
         return;
@@ -160,6 +177,6 @@ export function postForStream(
       });
     });
     outgoing.on('error', reject);
-    outgoing.end(body);
+    outgoing.end(body ?? undefined);
   });
 }

@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Controller, HttpCode, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  callerId,
-  ChunkBuilder,
-  chunkIdOf,
-  decodeStreamFrame,
-  errorEnvelope,
-  parseChatBody,
-  parseInvokeBody,
-} from '@interns/contracts';
+import { callerId, chunkIdOf, decodeStreamFrame, parseChatBody, parseInvokeBody } from '@interns/contracts';
 import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, PlatformConfig } from '@interns/contracts';
 import { jsonBodyOf } from '../body-rules';
 import { CORRELATION_ID_HEADER } from '../gateway-request';
@@ -20,13 +12,15 @@ import { ChatTurnCounter } from './chat-turn-counter';
 import { activeStreamsGauge, streamEnded } from './chat.metrics';
 import { CHAT_DEPENDENCIES } from './chat.tokens';
 import type { ChatDependencies } from './chat.tokens';
+import { RUN_ID_HEADER } from './run-id-header';
+import { severedChunks } from './severed-chunks';
 import { SseRelay } from './sse-relay';
 
 /**
- * Chat and invoke (CONTRACT sections 6 and 7). For chat the gateway subscribes to a fresh stream subject
+ * Chat and invoke (CONTRACT sections 6, 7 and 12). For chat the gateway subscribes to a fresh stream subject
  * before it asks runs to start, so no chunk is missed; errors before the stream starts are plain JSON
- * answers; once runs accepted, the relay owns the response. A client that leaves before `[DONE]` (or stops
- * reading) cancels the run.
+ * answers; once runs accepted, the relay owns the response, with the run's id in `X-Run-Id`. A client that
+ * leaves before `[DONE]` (or stops reading) cancels the run, unless the chat asked for `"background": true`.
  */
 @Controller('interns')
 export class ChatHttpController implements BeforeApplicationShutdown {
@@ -62,7 +56,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
       heartbeatMs: this.config.streamHeartbeatMs,
       bufferLimitBytes: this.config.streamClientBufferBytes,
       headers: { [CORRELATION_ID_HEADER]: context.correlationId },
-      severedChunks: () => severedChunks(streamId, created, accepted),
+      severedChunks: () => (accepted === null ? [] : severedChunks(chunkIdOf(streamId), created, accepted)),
     });
     const subscription = this.chat.nats.subscribe(this.services.subjects.runs.stream(streamId), {
       callback: (error, message) => relay.accept(error ? null : decodeStreamFrame(message.data)),
@@ -80,7 +74,11 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     if (answer.status === 'steered') {
       subscription.unsubscribe();
       relay.abort();
-      reply.code(202).type('application/json; charset=utf-8').send({ session_id: answer.sessionId, status: 'steered' });
+      reply
+        .code(202)
+        .header(RUN_ID_HEADER, answer.runId)
+        .type('application/json; charset=utf-8')
+        .send({ session_id: answer.sessionId, status: 'steered' });
       return;
     }
 
@@ -88,7 +86,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     reply.hijack();
     this.relays.add(relay);
     activeStreamsGauge.inc();
-    relay.start();
+    relay.start({ [RUN_ID_HEADER]: answer.runId });
     // Accepted while the gateway was already closing: severed like the streams open at the time.
     if (this.closing) relay.sever();
     const outcome = await relay.finished;
@@ -96,7 +94,8 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     streamEnded(outcome);
     subscription.unsubscribe();
     if (outcome === 'client_gone' || outcome === 'overflow' || (outcome === 'severed' && this.closing)) {
-      this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId });
+      // In the background the run goes on (readable with the stream route); otherwise it ends with its client.
+      this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId, background: turn.background });
     }
     if (outcome === 'severed' || outcome === 'overflow') {
       this.logger.warn(`chat stream ${streamId} of session ${answer.sessionId} ended ${outcome}`, {
@@ -121,14 +120,4 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     const payload: InvokeRequest = { context, internId, input: body.input, sessionId: body.session_id ?? null };
     return this.services.request<InvokeReply>(this.services.subjects.runs.invoke, request, payload);
   }
-}
-
-/** The end of a response whose run went silent or lost frames: 502 `stream_severed`, the final chunk (usage null). */
-function severedChunks(streamId: string, created: number, accepted: Extract<ChatReply, { status: 'streaming' }> | null): string[] {
-  if (accepted === null) return [];
-  const chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model: accepted.model, created });
-  return [
-    JSON.stringify(chunks.error(errorEnvelope('stream_severed', 'the link to the run broke; the run may still be going').error)),
-    JSON.stringify(chunks.final(accepted.sessionId, null)),
-  ];
 }

@@ -1,8 +1,9 @@
 /**
- * Relays one chat response from the run's stream subject to the client as server-sent events
- * (CONTRACT section 6; ARCHITECTURE "Messaging rules"). The caller decodes each NATS message with
- * `decodeStreamFrame` and hands it to `accept`; the relay checks `seq`, watches for missing heartbeats,
- * keeps idle proxies from closing the connection, and bounds what it holds for a client that does not read.
+ * Relays one chat response from the run's stream subject (or a run's chunk log, for the stream route) to the
+ * client as server-sent events (CONTRACT sections 6 and 12; ARCHITECTURE "Messaging rules"). The caller
+ * decodes each NATS message with `decodeStreamFrame` and hands it to `accept`; the relay checks `seq`, writes
+ * each chunk's `id:`, watches for missing heartbeats, keeps idle proxies from closing the connection, and
+ * bounds what it holds for a client that does not read.
  */
 import type { ServerResponse } from 'node:http';
 import type { StreamFrame } from '@interns/contracts';
@@ -18,8 +19,10 @@ export interface SseRelayOptions {
   response: ServerResponse;
   /** Write `: keepalive` after this much silence towards the client. */
   keepaliveIntervalMs: number;
-  /** The run owner sends a frame at least this often; 3 * heartbeatMs without any frame => severed. */
-  heartbeatMs: number;
+  /** The run owner sends a frame at least this often; 3 * heartbeatMs without any frame => severed. Null: no heartbeats (a chunk log). */
+  heartbeatMs: number | null;
+  /** The `seq` before the first frame expected (a stream route resuming after chunk N: N). */
+  afterSeq?: number;
   /** Bytes held for a client that does not read (and before `start()`); beyond => overflow. */
   bufferLimitBytes: number;
   /** The chunks (JSON) that close a severed stream: the 502 `stream_severed` error chunk and the final chunk. */
@@ -37,6 +40,7 @@ const SSE_HEADERS = {
 } as const;
 
 const DATA_PREFIX = Buffer.from('data: ');
+const ID_PREFIX = 'id: ';
 const EVENT_END = Buffer.from('\n\n');
 const DONE_EVENT = Buffer.from('data: [DONE]\n\n');
 const KEEPALIVE_COMMENT = Buffer.from(': keepalive\n\n');
@@ -67,6 +71,7 @@ export class SseRelay {
 
   constructor(private readonly options: SseRelayOptions) {
     this.response = options.response;
+    this.lastSeq = options.afterSeq ?? 0;
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
   }
 
@@ -87,7 +92,8 @@ export class SseRelay {
       case 'chunk':
         // A chunk without bytes cannot be relayed as an event: the link is broken.
         if (frame.payload === null || frame.payload.length === 0) return this.endSevered();
-        return this.send(Buffer.concat([DATA_PREFIX, frame.payload, EVENT_END]));
+        if (frame.eventId === null) return this.send(Buffer.concat([DATA_PREFIX, frame.payload, EVENT_END]));
+        return this.send(Buffer.concat([Buffer.from(`${ID_PREFIX}${frame.eventId}\n`), DATA_PREFIX, frame.payload, EVENT_END]));
       case 'done':
         return this.end('done', [DONE_EVENT]);
       default: {
@@ -101,7 +107,7 @@ export class SseRelay {
    * Sends the SSE head and everything accepted so far, then relays as frames come. If the frames held before
    * start overflowed the limit, the response is destroyed instead (outcome `overflow`).
    */
-  start(): void {
+  start(headers: Record<string, string> = {}): void {
     if (this.phase !== 'waiting') return;
     if (this.pendingEnd === 'overflow') {
       this.response.destroy();
@@ -115,12 +121,13 @@ export class SseRelay {
     // Without a listener a late socket error would be thrown; the 'close' that follows settles the relay.
     this.response.on('error', this.onClose);
     this.response.on('drain', this.flushQueue);
-    this.response.writeHead(200, { ...this.options.headers, ...SSE_HEADERS });
+    this.response.writeHead(200, { ...this.options.headers, ...headers, ...SSE_HEADERS });
     this.response.flushHeaders();
     if (this.pendingEnd !== null) return this.finish(this.pendingEnd, []);
 
     this.flushQueue();
-    this.watchdog = setTimeout(this.onSilence, MISSED_HEARTBEATS * this.options.heartbeatMs).unref();
+    const { heartbeatMs } = this.options;
+    if (heartbeatMs !== null) this.watchdog = setTimeout(this.onSilence, MISSED_HEARTBEATS * heartbeatMs).unref();
     this.keepalive = setTimeout(this.onKeepalive, this.options.keepaliveIntervalMs).unref();
   }
 

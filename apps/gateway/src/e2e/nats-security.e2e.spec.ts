@@ -12,7 +12,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { natsInboxPrefix, type NatsProcess, subjectsFor } from '@interns/contracts';
 import { natsSecurityOptions } from '@interns/messaging';
-import { type NatsServerProcess, Platform, startNatsServer, testNatsPrefix } from '@interns/testing';
+import { type NatsServerProcess, Platform, SseResponse, startNatsServer, testNatsPrefix } from '@interns/testing';
 import { API, createRunningIntern, eventually, prompt, query, readStream } from '../testing/chat.fixture';
 import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
@@ -63,10 +63,18 @@ it('keeps the directory and every file private to its owner', async () => {
   }
 });
 
-it('runs the whole flow on the secured broker: create, provision, chat, analytics, admin', async () => {
+it('runs the whole flow on the secured broker: create, provision, chat, a run followed and listed, analytics, admin', async () => {
   const internId = await createRunningIntern(platform);
-  const summary = await readStream(await prompt(platform, internId, '/say hello secured nats'));
+  const chatted = await prompt(platform, internId, '/say hello secured nats');
+  const summary = await readStream(chatted);
   expect(summary.usage).not.toBeNull();
+  // The run's chunk log: written by runs into its stream, replayed by the gateway's ordered consumer.
+  const runId = chatted.headers['x-run-id'] as string;
+  const replay = await platform.getStream(`${API}/interns/${internId}/runs/${runId}/stream`, KEYS.alice);
+  expect(replay).toBeInstanceOf(SseResponse);
+  expect((await (replay as SseResponse).all()).slice(0, -1)).toEqual(chatted.events.slice(0, -1));
+  const runs = await platform.api(`${API}/interns/${internId}/runs`, { token: KEYS.alice });
+  expect(runs.body.data.map((listed: { id: string }) => listed.id)).toEqual([runId]);
   const facts = await eventually(
     () => query<{ finish_reason: string | null }>(platform, 'SELECT finish_reason FROM analytics.run_facts WHERE session_id = $1', [summary.sessionId]),
     (rows) => rows.length === 1 && rows[0].finish_reason !== null,

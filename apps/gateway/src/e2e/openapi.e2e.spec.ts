@@ -1,17 +1,29 @@
 /**
  * End to end: the OpenAPI document the gateway serves at /api/v1/openapi.json, checked against real answers of
  * the running system. Every route of the contract is driven (success answers, a representative of every error
- * status, the chat event stream chunk by chunk, the deprecated aliases), and each answer must be documented for
- * its method and path: status, content type, body schema and required headers. The last test checks that every
- * documented operation was exercised.
+ * status, the chat and run event streams chunk by chunk with their ids, the deprecated aliases), and each answer
+ * must be documented for its method and path: status, content type, body schema and required headers. The last
+ * test checks that every documented operation was exercised.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { OPENAPI_DOCUMENT } from '@interns/contracts';
 import type { OpenApiDocument } from '@interns/contracts';
 import { OpenApiResponseValidator, Platform, SseResponse } from '@interns/testing';
 import type { ApiRequest, ApiResponse, JsonAnswer, ObservedResponse } from '@interns/testing';
-import { answerBody, API, chatPath, createIntern, createRunningIntern, elicitationReply, promptBody, untilRole } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
+import {
+  answerBody,
+  API,
+  asStream,
+  chatPath,
+  createIntern,
+  createRunningIntern,
+  elicitationReply,
+  eventually,
+  permissionArguments,
+  promptBody,
+  untilRole,
+} from '../testing/chat.fixture';
+import { IDENTITIES, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
 
 const TURNS_PER_MINUTE = 4;
 const BODY_SHA256 = createHash('sha256').update('{"input":"deploy"}').digest('hex');
@@ -20,7 +32,7 @@ let platform: Platform;
 let validator: OpenApiResponseValidator;
 const tokens = { full: '', noVault: '', noInterns: '' };
 /** One intern per concern, so turn limits and run limits never cross tests. */
-const interns = { talk: '', steer: '', busy: '', ended: '', daemon: '', limited: '', stopped: '' };
+const interns = { talk: '', steer: '', busy: '', ended: '', daemon: '', limited: '', runs: '', inbox: '', stopped: '' };
 
 // ---- requests whose answers are checked against the served document ----
 
@@ -65,14 +77,29 @@ async function stream(internId: string, body: unknown): Promise<SseResponse> {
   throw new Error(`expected an event stream, got ${response.status} ${JSON.stringify(response.body)}`);
 }
 
-/** Waits for the end of a stream and checks it (headers, every chunk, `[DONE]`); resolves to its chunks. */
+/** Waits for the end of a chat stream and checks it (headers, every chunk and its id, `[DONE]`); resolves to its chunks. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- chunks were validated against the schema
 async function ended(internId: string, response: SseResponse): Promise<any[]> {
-  await response.all(30_000);
-  const observed = { method: 'POST', url: chatPath(internId), status: response.status, headers: response.headers, events: response.events };
-  const answer = `POST ${chatPath(internId)} -> ${response.status}`;
-  expect({ answer, problems: validator.streamProblems(observed) }).toEqual({ answer, problems: [] });
+  await streamEnded('POST', chatPath(internId), response);
   return response.chunks;
+}
+
+/** Waits for the end of the stream `method url` answered, checks it as `ended` does; resolves to its events with their ids. */
+async function streamEnded(method: string, url: string, response: SseResponse): Promise<{ id: string | undefined; data: string }[]> {
+  await response.all(30_000);
+  const observed = { method, url, status: response.status, headers: response.headers, events: response.events, ids: response.ids };
+  const answer = `${method} ${url} -> ${response.status}`;
+  expect({ answer, problems: validator.streamProblems(observed) }).toEqual({ answer, problems: [] });
+  return response.events.map((data, index) => ({ id: response.ids[index], data }));
+}
+
+/** GETs a run's stream; a JSON answer (a refusal) is checked at once, a stream once it ended (see `streamEnded`). */
+async function follow(path: string, headers?: Record<string, string>): Promise<SseResponse | JsonAnswer> {
+  const response = await platform.getStream(path, KEYS.alice, headers);
+  if (!(response instanceof SseResponse)) {
+    expectDocumented({ method: 'GET', url: path, status: response.status, headers: response.headers, body: response.body }, JSON.stringify(response.body));
+  }
+  return response;
 }
 
 function finishOf(chunks: { choices: { finish_reason: string | null }[] }[]): string | null {
@@ -85,6 +112,7 @@ async function oauthToken(scope: string): Promise<string> {
 }
 
 const internPath = (id: string, rest = '') => `${API}/interns/${id}${rest}`;
+const runPath = (internId: string, runId: string, rest = '') => internPath(internId, `/runs/${runId}${rest}`);
 const uniqueName = (stem: string) => `${stem}-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
@@ -93,7 +121,7 @@ beforeAll(async () => {
   // The document the answers are checked against is the one the gateway serves.
   const served = await platform.api<OpenApiDocument>(`${API}/openapi.json`);
   validator = new OpenApiResponseValidator(served.body);
-  const running = ['talk', 'steer', 'busy', 'ended', 'daemon', 'limited'] as const;
+  const running = ['talk', 'steer', 'busy', 'ended', 'daemon', 'limited', 'runs', 'inbox'] as const;
   await Promise.all([
     ...running.map(async (name) => (interns[name] = await createRunningIntern(platform, KEYS.alice, 60_000))),
     createIntern(platform).then((id) => (interns.stopped = id)),
@@ -271,9 +299,148 @@ describe('chat and invoke', () => {
     const busy = await refusedWith(409, 'busy', path, { token: KEYS.alice, json: { input: '/say another run' } });
     expect(busy.headers.get('retry-after')).toMatch(/^\d+$/);
     const steered = await call(path, { token: KEYS.alice, json: { input: '/say steered', session_id: started.body.session_id } });
-    expect(steered.body).toEqual({ session_id: started.body.session_id, status: 'steered' });
+    expect(steered.body).toEqual({ session_id: started.body.session_id, status: 'steered', run_id: started.body.run_id });
     await refusedWith(404, 'not_found', internPath(interns.talk, '/invoke'), { token: KEYS.alice, json: { input: 'x', session_id: 'not-mine' } });
     await refusedWith(400, 'invalid_body', path, { token: KEYS.alice, json: { input: 'x', extra: 1 } });
+  });
+});
+
+describe('runs, their streams and the question inbox', () => {
+  /** The run as GET answers it (checked against the document), once `accept` holds. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- runs were validated against the schema
+  const runWhen = (internId: string, runId: string, accept: (run: any) => boolean) =>
+    eventually(async () => (await call(runPath(internId, runId), { token: KEYS.alice })).body, accept, 20_000);
+  const untilRunStatus = (internId: string, runId: string, status: string) => runWhen(internId, runId, (run) => run.status === status);
+  const contentOf = (events: { data: string }[]) =>
+    events
+      .filter((event) => event.data !== '[DONE]')
+      .map((event) => JSON.parse(event.data).choices[0]?.delta?.content ?? '')
+      .join('');
+
+  it('invoke names its run; the list pages with next_cursor only while has_more and filters; get; 400 and 404', async () => {
+    const invokePath = internPath(interns.runs, '/invoke');
+    const first = await call(invokePath, { token: KEYS.alice, json: { input: '/say one' } });
+    expect(first.body).toEqual({ session_id: expect.any(String), status: 'started', run_id: expect.stringMatching(UUID) });
+    await untilRunStatus(interns.runs, first.body.run_id, 'completed');
+    const second = await call(invokePath, { token: KEYS.alice, json: { input: '/say two', session_id: first.body.session_id } });
+    const run = await untilRunStatus(interns.runs, second.body.run_id, 'completed');
+    expect(run).toMatchObject({ id: second.body.run_id, origin: 'invoke', finish_reason: 'stop', open_question: null, ended_at: expect.stringMatching(ISO_MS) });
+
+    const page = await call(`${internPath(interns.runs, '/runs')}?limit=1`, { token: KEYS.alice });
+    expect({ status: page.status, ids: page.body.data.map((listed: { id: string }) => listed.id), has_more: page.body.has_more }).toEqual({
+      status: 200,
+      ids: [second.body.run_id],
+      has_more: true,
+    });
+    const next = await call(`${internPath(interns.runs, '/runs')}?limit=1&starting_after=${encodeURIComponent(page.body.next_cursor)}`, { token: KEYS.alice });
+    expect(next.body.data[0].id).toBe(first.body.run_id);
+    const filtered = await call(`${internPath(interns.runs, '/runs')}?status=completed%2Ccancelled&session_id=${first.body.session_id}`, { token: KEYS.alice });
+    expect({ ids: filtered.body.data.map((listed: { id: string }) => listed.id), has_more: filtered.body.has_more, cursor: 'next_cursor' in filtered.body }).toEqual({
+      ids: [second.body.run_id, first.body.run_id],
+      has_more: false,
+      cursor: false,
+    });
+
+    for (const query of ['limit=501', 'status=done', 'starting_after=forged']) {
+      await refusedWith(400, 'invalid_body', `${internPath(interns.runs, '/runs')}?${query}`, { token: KEYS.alice });
+    }
+    await refusedWith(404, 'not_found', runPath(interns.runs, 'not-a-uuid'), { token: KEYS.alice });
+    await refusedWith(404, 'not_found', runPath(interns.talk, first.body.run_id), { token: KEYS.alice });
+    await refusedWith(404, 'not_found', internPath('not-a-uuid', '/runs'), { token: KEYS.alice });
+  });
+
+  it("a run's stream replays a background chat's events with their ids, and resumes after starting_after or Last-Event-ID; 400, 404", async () => {
+    const chatted = await stream(interns.runs, { ...promptBody('/say hello\n/say again'), background: true });
+    const runId = chatted.headers['x-run-id'] as string;
+    expect(runId).toMatch(UUID);
+    const live = await streamEnded('POST', chatPath(interns.runs), chatted);
+    await untilRunStatus(interns.runs, runId, 'completed');
+
+    const streamPath = runPath(interns.runs, runId, '/stream');
+    const replay = asStream(await follow(streamPath));
+    expect(replay.headers['x-run-id']).toBe(runId);
+    expect(await streamEnded('GET', streamPath, replay)).toEqual(live);
+    expect(await streamEnded('GET', streamPath, asStream(await follow(`${streamPath}?starting_after=2`)))).toEqual(live.slice(2));
+    expect(await streamEnded('GET', streamPath, asStream(await follow(streamPath, { 'last-event-id': '3' })))).toEqual(live.slice(3));
+
+    for (const [path, headers] of [[`${streamPath}?starting_after=-1`, undefined], [streamPath, { 'last-event-id': 'x' }]] as const) {
+      const refused = await follow(path, headers);
+      expect({ path, status: refused.status, reason: (refused as JsonAnswer).body?.error?.metadata?.reason }).toEqual({ path, status: 400, reason: 'invalid_body' });
+    }
+    const unknown = await follow(runPath(interns.runs, 'not-a-uuid', '/stream'));
+    expect({ status: unknown.status, reason: (unknown as JsonAnswer).body?.error?.metadata?.reason }).toEqual({ status: 404, reason: 'not_found' });
+  });
+
+  it('cancel: 202 while the run goes (its reader ends with stop), 409 run_not_active once it ended, 400 for a body, 404', async () => {
+    const started = await call(internPath(interns.runs, '/invoke'), { token: KEYS.alice, json: { input: '/say start\n/sleep 10000\n/say never' } });
+    const runId = started.body.run_id as string;
+    const streamPath = runPath(interns.runs, runId, '/stream');
+    const reader = asStream(await follow(streamPath));
+    await reader.until((events) => events.length >= 2, 20_000);
+
+    const cancelPath = runPath(interns.runs, runId, '/cancel');
+    const cancelled = await call(cancelPath, { token: KEYS.alice, raw: '' });
+    expect({ status: cancelled.status, body: cancelled.body }).toEqual({ status: 202, body: { cancelling: true } });
+    const events = await streamEnded('GET', streamPath, reader);
+    expect(finishOf(events.slice(0, -1).map((event) => JSON.parse(event.data)))).toBe('stop');
+    expect(contentOf(events)).not.toContain('never');
+    expect((await untilRunStatus(interns.runs, runId, 'cancelled')).finish_reason).toBe('stop');
+
+    await refusedWith(409, 'run_not_active', cancelPath, { token: KEYS.alice, raw: '' });
+    await refusedWith(400, 'invalid_body', cancelPath, { token: KEYS.alice, json: { now: true } });
+    await refusedWith(404, 'not_found', runPath(interns.runs, 'not-a-uuid', '/cancel'), { token: KEYS.alice, raw: '' });
+  });
+
+  it('the inbox lists open questions; the answer route answers them (202), the run goes on; 400, 404 interaction_unknown, 409', async () => {
+    const asked = await stream(interns.inbox, promptBody('/shell echo hi', { approvalMode: 'manual' }));
+    const runId = asked.headers['x-run-id'] as string;
+    const paused = await ended(interns.inbox, asked);
+    expect(finishOf(paused)).toBe('tool_calls');
+    const toolCallId = paused.at(-3).choices[0].delta.tool_calls[0].id as string;
+    const question = {
+      run_id: runId,
+      session_id: paused.at(-1).session_id,
+      tool_call_id: toolCallId,
+      arguments: permissionArguments('echo hi'),
+      expires_at: expect.stringMatching(ISO_MS),
+    };
+    const inbox = await eventually(
+      async () => (await call(internPath(interns.inbox, '/questions'), { token: KEYS.alice })).body.data,
+      (data: { run_id: string }[]) => data.some((open) => open.run_id === runId),
+      20_000,
+    );
+    expect(inbox).toContainEqual(question);
+    const { run_id: _runId, session_id: _sessionId, ...openQuestion } = question;
+    expect(await runWhen(interns.inbox, runId, (run) => run.status === 'awaiting_input')).toMatchObject({ origin: 'chat', open_question: openQuestion });
+
+    const answerPath = runPath(interns.inbox, runId, '/answer');
+    await refusedWith(400, 'invalid_body', answerPath, { token: KEYS.alice, json: { tool_call_id: toolCallId, content: 'allow_once', extra: 1 } });
+    await refusedWith(400, 'invalid_body', answerPath, { token: KEYS.alice, json: { tool_call_id: toolCallId, content: 'maybe' } });
+    await refusedWith(404, 'interaction_unknown', answerPath, { token: KEYS.alice, json: { tool_call_id: 'call_unknown', content: 'allow_once' } });
+    await refusedWith(404, 'not_found', runPath(interns.inbox, 'not-a-uuid', '/answer'), { token: KEYS.alice, json: { tool_call_id: toolCallId, content: 'allow_once' } });
+    const answered = await call(answerPath, { token: KEYS.alice, json: { tool_call_id: toolCallId, content: 'allow_once' } });
+    expect({ status: answered.status, body: answered.body }).toEqual({ status: 202, body: { answered: true } });
+    await refusedWith(409, 'interaction_not_pending', answerPath, { token: KEYS.alice, json: { tool_call_id: toolCallId, content: 'allow_once' } });
+
+    // The run goes on with no stream attached; its stream replays both responses, numbered on, and follows it to its end.
+    const streamPath = runPath(interns.inbox, runId, '/stream');
+    const events = await streamEnded('GET', streamPath, asStream(await follow(streamPath)));
+    expect(contentOf(events)).toContain('hi\n');
+    expect((await untilRunStatus(interns.inbox, runId, 'completed')).open_question).toBeNull();
+
+    // An elicitation, answered through the inbox as well.
+    const elicited = await stream(interns.inbox, promptBody('/ask What is your name?\n/say Thanks'));
+    const elicitedRun = elicited.headers['x-run-id'] as string;
+    const elicitation = await ended(interns.inbox, elicited);
+    const elicitationId = elicitation.at(-3).choices[0].delta.tool_calls[0].id as string;
+    await eventually(
+      async () => (await call(internPath(interns.inbox, '/questions'), { token: KEYS.alice })).body.data,
+      (data: { tool_call_id: string }[]) => data.some((open) => open.tool_call_id === elicitationId),
+      20_000,
+    );
+    const reply = elicitationReply.accept({ answer: 'Ada' });
+    expect((await call(runPath(interns.inbox, elicitedRun, '/answer'), { token: KEYS.alice, json: { tool_call_id: elicitationId, content: reply } })).status).toBe(202);
+    expect((await untilRunStatus(interns.inbox, elicitedRun, 'completed')).finish_reason).toBe('stop');
   });
 });
 

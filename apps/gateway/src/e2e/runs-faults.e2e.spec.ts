@@ -190,20 +190,21 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
       expect(Date.now() - before).toBeLessThan(2_000);
       expect({ status: started.status, body: started.body }).toEqual({
         status: 202,
-        body: { session_id: expect.any(String), status: 'started' },
+        body: { session_id: expect.any(String), status: 'started', run_id: expect.any(String) },
       });
       const sessionId = started.body.session_id as string;
       expect(sessionId.length).toBeGreaterThan(0);
 
       const steered = await invoke(platform, internId, { input: '/say steered', session_id: sessionId });
-      expect({ status: steered.status, body: steered.body }).toEqual({ status: 202, body: { session_id: sessionId, status: 'steered' } });
+      // The run it joined: the one invoke started.
+      expect({ status: steered.status, body: steered.body }).toEqual({ status: 202, body: { session_id: sessionId, status: 'steered', run_id: started.body.run_id } });
       expect(await settledRuns(platform, sessionId, 1)).toEqual([{ status: 'finished', finish_reason: 'stop' }]);
       const events = await sessionEvents(platform, sessionId);
       const outputs = events.filter((event) => event.type === 'OutputProduced').map((event) => (event.data as { text: string }).text);
       expect(outputs.join('')).toBe('sleptsteered');
 
       const again = await invoke(platform, internId, { input: '/say again', session_id: sessionId });
-      expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: { session_id: sessionId, status: 'started' } });
+      expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: { session_id: sessionId, status: 'started', run_id: expect.any(String) } });
       expect(await settledRuns(platform, sessionId, 2)).toEqual([
         { status: 'finished', finish_reason: 'stop' },
         { status: 'finished', finish_reason: 'stop' },
@@ -231,7 +232,7 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
       }
       // Its owner still steers it.
       const steered = await invoke(platform, internId, { input: '/say still mine', session_id: invokeSession });
-      expect(steered.body).toEqual({ session_id: invokeSession, status: 'steered' });
+      expect(steered.body).toEqual({ session_id: invokeSession, status: 'steered', run_id: expect.any(String) });
     });
 
     it('refuses a bad body with 400 invalid_body, and an intern that is not running with 409', async () => {
@@ -249,7 +250,7 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
         expect({ what, status: refused.status, body: refused.body }).toEqual({ what, status: 400, body: refusal(400, 'invalid_body') });
       }
       const longest = await invoke(platform, internId, { input: 'a'.repeat(32_000) });
-      expect({ status: longest.status, body: longest.body }).toEqual({ status: 202, body: { session_id: expect.any(String), status: 'started' } });
+      expect({ status: longest.status, body: longest.body }).toEqual({ status: 202, body: { session_id: expect.any(String), status: 'started', run_id: expect.any(String) } });
 
       const stoppedId = await createIntern(platform);
       const refused = await invoke(platform, stoppedId, { input: '/say hi' });
@@ -259,12 +260,12 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
     it("self-drives: the shell writes into the intern's workspace, a question is declined by the fallback", async () => {
       const internId = await createRunningIntern(platform);
       const shell = await invoke(platform, internId, { input: '/shell echo ok > out.txt' });
-      expect(shell.body).toEqual({ session_id: expect.any(String), status: 'started' });
+      expect(shell.body).toEqual({ session_id: expect.any(String), status: 'started', run_id: expect.any(String) });
       expect(await settledRuns(platform, shell.body.session_id, 1)).toEqual([{ status: 'finished', finish_reason: 'stop' }]);
       expect(await readFile(join(platform.env.DATA_DIR, 'workspaces', internId, 'out.txt'), 'utf8')).toBe('ok\n');
 
       const asked = await invoke(platform, internId, { input: '/ask what now?' });
-      expect(asked.body).toEqual({ session_id: expect.any(String), status: 'started' });
+      expect(asked.body).toEqual({ session_id: expect.any(String), status: 'started', run_id: expect.any(String) });
       expect(await settledRuns(platform, asked.body.session_id, 1)).toEqual([{ status: 'finished', finish_reason: 'stop' }]);
       const answers = (await sessionEvents(platform, asked.body.session_id)).filter((event) => event.type === 'QuestionAnswered');
       expect(answers).toEqual([
@@ -498,7 +499,7 @@ describe('a platform with EXECUTION_DEADLINE_MS=1500 and an OpenAI-compatible pr
   it('ends an invoke run at the execution deadline: cancelled:execution_deadline', async () => {
     const internId = await createRunningIntern(platform);
     const started = await invoke(platform, internId, { input: '/sleep 5000\n/say too late' });
-    expect(started.body).toEqual({ session_id: expect.any(String), status: 'started' });
+    expect(started.body).toEqual({ session_id: expect.any(String), status: 'started', run_id: expect.any(String) });
     expect(await settledRuns(platform, started.body.session_id, 1, 4_500)).toEqual([
       { status: 'cancelled', finish_reason: 'cancelled:execution_deadline' },
     ]);

@@ -54,7 +54,7 @@ const validator = new OpenApiResponseValidator(OPENAPI_DOCUMENT);
 it('documents every route the gateway serves under /api/v1, and no other', () => {
   const served = routes.filter((route) => route.split(' ')[1]?.startsWith(`${API_PREFIX}/`));
   const documented = validator.operations().map((operation) => operation.replace(' ', ` ${API_PREFIX}`));
-  expect(served.length).toBeGreaterThanOrEqual(17);
+  expect(served.length).toBeGreaterThanOrEqual(23);
   expect([...documented].sort()).toEqual([...served].sort());
 });
 
@@ -82,7 +82,7 @@ describe('the schemas', () => {
   };
 
   it('compile under strict JSON Schema 2020-12 (the validator compiled all of them)', () => {
-    expect(validator.operations().length).toBeGreaterThanOrEqual(17);
+    expect(validator.operations().length).toBeGreaterThanOrEqual(23);
   });
 
   it('take an Intern with every key, and refuse a missing, an extra or a mistyped key', () => {
@@ -124,6 +124,47 @@ describe('the schemas', () => {
     expect(validator.componentProblems('ChatCompletionChunk', nullContent)).not.toEqual([]);
   });
 
+  it('take a Run with every key of CONTRACT section 12, nullable ones as null, and refuse a missing, an extra or a mistyped key', () => {
+    const question = { kind: 'permission', operation: 'shell: ls', options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] };
+    const runId = '7c1d4e8f-2a3b-4c5d-8e9f-0a1b2c3d4e5f';
+    const going = {
+      id: runId,
+      intern_id: intern.id,
+      session_id: 'session-1',
+      origin: 'chat',
+      status: 'awaiting_input',
+      finish_reason: 'tool_calls',
+      model: 'local/scripted',
+      usage: null,
+      open_question: { tool_call_id: 'call_1', arguments: question, expires_at: '2026-01-02T03:09:05.678Z' },
+      created_at: '2026-01-02T03:04:05.678Z',
+      ended_at: null,
+    };
+    const ended = {
+      ...going,
+      origin: 'invoke',
+      status: 'completed',
+      finish_reason: 'stop',
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+      open_question: null,
+      ended_at: '2026-01-02T03:04:06.000Z',
+    };
+    expect(validator.componentProblems('Run', going)).toEqual([]);
+    expect(validator.componentProblems('Run', ended)).toEqual([]);
+    expect(validator.componentProblems('Run', { ...going, status: 'running', finish_reason: null, open_question: null })).toEqual([]);
+    const { ended_at: _endedAt, ...withoutEnd } = ended;
+    expect(validator.componentProblems('Run', withoutEnd)).not.toEqual([]);
+    expect(validator.componentProblems('Run', { ...ended, workspace_id: intern.workspace_id })).not.toEqual([]);
+    expect(validator.componentProblems('Run', { ...ended, status: 'done' })).not.toEqual([]);
+    expect(validator.componentProblems('Run', { ...ended, origin: 'webhook' })).not.toEqual([]);
+
+    expect(validator.componentProblems('RunPage', { data: [going, ended], has_more: true, next_cursor: 'c' })).toEqual([]);
+    expect(validator.componentProblems('RunPage', { data: [], has_more: true })).not.toEqual([]);
+    const inboxQuestion = { run_id: runId, session_id: 'session-1', ...going.open_question };
+    expect(validator.componentProblems('QuestionInbox', { data: [inboxQuestion] })).toEqual([]);
+    expect(validator.componentProblems('QuestionInbox', { data: [{ ...inboxQuestion, expires_at: null }] })).not.toEqual([]);
+  });
+
   it('document the arguments of a provide_input call as one of the two questions', () => {
     expect(validator.componentProblems('ProvideInputArguments', { kind: 'elicitation', message: 'm', fields: [] })).toEqual([]);
     expect(validator.componentProblems('ProvideInputArguments', { kind: 'permission', operation: 'x', options: ['allow_once'] })).not.toEqual([]);
@@ -159,12 +200,22 @@ describe('the response validator', () => {
     expect(validator.problems({ ...invoke, headers: { ...json, 'retry-after': 'soon' }, body: refusal('busy', true) })).not.toEqual([]);
   });
 
-  it('checks each event of a stream and its [DONE]', () => {
+  it('checks each event of a stream, its id, and its [DONE]', () => {
     const chunks = new ChunkBuilder({ id: `chatcmpl-${id}`, model: 'local/scripted', created: 1 });
     const events = [chunks.role(), chunks.content('hi'), chunks.finish('stop'), chunks.final('s', null)].map((chunk) => JSON.stringify(chunk));
-    const sse = { method: 'POST', url: `/api/v1/interns/${id}/chat/completions`, status: 200, headers: { ...correlation, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } };
+    const headers = { ...correlation, 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-run-id': id };
+    const sse = { method: 'POST', url: `/api/v1/interns/${id}/chat/completions`, status: 200, headers };
     expect(validator.streamProblems({ ...sse, events: [...events, '[DONE]'] })).toEqual([]);
     expect(validator.streamProblems({ ...sse, events })).toEqual(['the stream does not end with [DONE]']);
     expect(validator.streamProblems({ ...sse, events: ['{"id":"x"}', '[DONE]'] })).not.toEqual([]);
+    expect(validator.streamProblems({ ...sse, headers: { ...correlation, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }, events: [...events, '[DONE]'] })).toEqual([
+      'header X-Run-Id is required',
+    ]);
+
+    // A run's stream: the same events; ids count the run's chunks from 1 (on after an answer), [DONE] has none.
+    const run = { ...sse, method: 'GET', url: `/api/v1/interns/${id}/runs/${id}/stream`, events: [...events, '[DONE]'] };
+    expect(validator.streamProblems({ ...run, ids: ['5', '6', '7', '8', undefined] })).toEqual([]);
+    expect(validator.streamProblems({ ...run, ids: ['0', '6', '7', '8', undefined] })).toEqual([expect.stringContaining('event 0 id')]);
+    expect(validator.streamProblems({ ...run, ids: ['1', '2', '3', '4', '5'] })).toEqual(['[DONE] carries the id 5']);
   });
 });

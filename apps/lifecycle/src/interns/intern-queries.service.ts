@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import {
+  CursorCodec,
   DomainError,
   GetInternRequest,
   InternIconReply,
@@ -11,7 +12,6 @@ import {
   isUuid,
   ListInternsRequest,
 } from '@interns/contracts';
-import { CursorCodec } from './cursor';
 import { INTERN_COLUMNS, InternRow, isVisibleTo, toInternView } from './intern-row';
 import { notFound, visibleInternRow } from './visible-intern';
 
@@ -59,7 +59,7 @@ export class InternQueriesService {
     }
     if (request.startingAfter !== null) {
       const position = this.cursors.decode(request.startingAfter);
-      if (position.workspaceId !== principal.workspaceId) {
+      if (position.scope !== principal.workspaceId) {
         throw new DomainError('invalid_body', 'starting_after is not a valid cursor');
       }
       values.push(position.createdAt, position.id);
@@ -79,7 +79,7 @@ export class InternQueriesService {
       list.next_cursor = this.cursors.encode({
         createdAt: last.created_at.toISOString(),
         id: last.id,
-        workspaceId: last.workspace_id,
+        scope: last.workspace_id,
       });
     }
     return list;

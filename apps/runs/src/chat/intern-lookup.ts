@@ -7,8 +7,8 @@ import { RemoteServiceError, RpcClient } from '@interns/messaging';
 const LOOKUP_TIMEOUT_MS = 10_000;
 
 /**
- * The intern a chat or invoke names, as the caller may see it: lifecycle applies visibility (404), and a
- * run needs the intern `running` (409 `intern_not_running`).
+ * The intern a chat, invoke or run route names, as the caller may see it: lifecycle applies visibility (404),
+ * and a new run needs the intern `running` (409 `intern_not_running`).
  */
 export class InternLookup {
   private readonly rpc: RpcClient;
@@ -21,6 +21,15 @@ export class InternLookup {
   }
 
   async running(context: RequestContext, internId: string): Promise<InternView> {
+    const intern = await this.visible(context, internId);
+    if (intern.status !== 'running') {
+      throw new DomainError('intern_not_running', `the intern is ${intern.status}, not running`);
+    }
+    return intern;
+  }
+
+  /** The intern in any status, when the caller may see it (else 404). */
+  async visible(context: RequestContext, internId: string): Promise<InternView> {
     const request: GetInternRequest = { context, internId };
     let intern: InternView;
     try {
@@ -31,9 +40,6 @@ export class InternLookup {
     } catch (error) {
       if (error instanceof RemoteServiceError) throw new DomainError(error.payload.reason, error.payload.message);
       throw new DomainError('internal_error', 'the lifecycle service did not answer; try again');
-    }
-    if (intern.status !== 'running') {
-      throw new DomainError('intern_not_running', `the intern is ${intern.status}, not running`);
     }
     return intern;
   }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, DomainError, parseAnswer } from '@interns/contracts';
-import type { ChatReply, ChatRequest, ChatTurn, ErrorReason, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
+import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, ErrorReason, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
 import { NO_OWNER } from '@interns/messaging';
-import type { SessionOpenState } from '@interns/runs-domain';
+import type { ActiveRun, SessionOpenState } from '@interns/runs-domain';
 import type { ModelProviders } from '../agent/model-providers';
+import type { LiveStream } from '../runs/live-run';
 import type { RunHost } from '../runs/run-host';
 import type { SessionStreams } from '../sessions/session-streams';
 import type { InternLookup } from './intern-lookup';
@@ -38,12 +39,13 @@ export class TurnsService {
       // Only sessions invoke issued to this caller on this intern; anything else is nobody's business.
       const session = await this.sessionOf(request.sessionId, request.internId, caller);
       if (session === null || session.origin !== 'invoke') throw new DomainError('not_found', 'session not found');
-      if (await this.steer(session, request.input, request.context)) return { session_id: session.sessionId, status: 'steered' };
+      const steered = await this.steer(session, request.input, request.context);
+      if (steered !== null) return { session_id: session.sessionId, status: 'steered', run_id: steered };
       sessionId = session.sessionId;
       openSession = false;
     }
     const { model, provider } = this.models.resolve(intern.model);
-    await this.host.start({
+    const run = await this.host.start({
       sessionId,
       openSession,
       internId: intern.id,
@@ -57,7 +59,7 @@ export class TurnsService {
       stream: null,
       correlationId: request.context.correlationId,
     });
-    return { session_id: sessionId, status: 'started' };
+    return { session_id: sessionId, status: 'started', run_id: run.runId };
   }
 
   private async chatPrompt(request: ChatRequest, turn: Prompt): Promise<ChatReply> {
@@ -68,13 +70,14 @@ export class TurnsService {
     if (turn.sessionId !== null) {
       const session = await this.sessionOf(turn.sessionId, request.internId, caller, { absentIsNew: true });
       if (session !== null) {
-        if (await this.steer(session, turn.text, request.context)) return { status: 'steered', sessionId: session.sessionId };
+        const steered = await this.steer(session, turn.text, request.context);
+        if (steered !== null) return { status: 'steered', sessionId: session.sessionId, runId: steered };
         sessionId = session.sessionId;
         openSession = false;
       }
     }
     const { model, provider } = this.models.resolve(intern.model);
-    await this.host.start({
+    const run = await this.host.start({
       sessionId,
       openSession,
       internId: intern.id,
@@ -88,7 +91,7 @@ export class TurnsService {
       stream: { streamId: request.streamId, created: request.created },
       correlationId: request.context.correlationId,
     });
-    return { status: 'streaming', sessionId, model };
+    return { status: 'streaming', sessionId, model, runId: run.runId };
   }
 
   private async chatAnswer(request: ChatRequest, turn: Answer): Promise<ChatReply> {
@@ -96,29 +99,39 @@ export class TurnsService {
     const caller = callerId(request.context.principal);
     const session = await this.sessionOf(turn.sessionId, request.internId, caller);
     if (session === null) throw new DomainError('not_found', 'session not found');
-    const asked = session.questions[turn.toolCallId];
+    const run = await this.answer(session, turn.toolCallId, turn.content, {
+      stream: { streamId: request.streamId, created: request.created },
+      approvalMode: turn.approvalMode,
+      correlationId: request.context.correlationId,
+    });
+    return { status: 'streaming', sessionId: session.sessionId, model: run.model, runId: run.runId };
+  }
+
+  /**
+   * Delivers an answer to the run that asked `toolCallId` in `session` (chat, or the answer route with no
+   * stream): unknown question 404, no longer pending 409, not offered 400, judged here first so a bad answer
+   * never travels to the owner, which judges again against its own state.
+   */
+  async answer(
+    session: SessionOpenState,
+    toolCallId: string,
+    content: string,
+    delivery: { stream: LiveStream | null; approvalMode: ApprovalMode; correlationId: string },
+  ): Promise<ActiveRun> {
+    const asked = session.questions[toolCallId];
     if (asked === undefined) throw new DomainError('interaction_unknown', 'no question of this session has that tool_call_id');
     if (asked.status !== 'open' || session.activeRun === null) {
       throw new DomainError('interaction_not_pending', 'the question is no longer pending');
     }
-    // Judged here too, so a bad answer never travels to the owner; the owner judges again against its own state.
-    parseAnswer(asked.question, turn.content);
+    parseAnswer(asked.question, content);
     const run = session.activeRun;
-    const reply = await this.host.send(session.sessionId, {
-      type: 'answer',
-      toolCallId: turn.toolCallId,
-      content: turn.content,
-      streamId: request.streamId,
-      created: request.created,
-      approvalMode: turn.approvalMode,
-      correlationId: request.context.correlationId,
-    });
+    const reply = await this.host.send(session.sessionId, { type: 'answer', toolCallId, content, ...delivery });
     if (reply === NO_OWNER) {
-      await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId });
+      await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId, model: run.model });
       throw new DomainError('interaction_not_pending', 'the run that asked this question is no longer going');
     }
     if (!reply.ok) throw new DomainError(reply.reason as ErrorReason, reply.message);
-    return { status: 'streaming', sessionId: session.sessionId, model: run.model };
+    return run;
   }
 
   /** The session if it is this caller's on this intern; null when absent (and `absentIsNew`); 404 otherwise. */
@@ -137,15 +150,15 @@ export class TurnsService {
     return state;
   }
 
-  /** Delivers a prompt into the session's going run; false when no run is going (or its owner is gone). */
-  private async steer(session: SessionOpenState, text: string, context: RequestContext): Promise<boolean> {
+  /** Delivers a prompt into the session's going run: its id; null when no run is going (or its owner is gone). */
+  private async steer(session: SessionOpenState, text: string, context: RequestContext): Promise<string | null> {
     const run = session.activeRun;
-    if (run === null) return false;
+    if (run === null) return null;
     const reply = await this.host.send(session.sessionId, { type: 'steer', text, correlationId: context.correlationId });
     if (reply === NO_OWNER) {
-      await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId });
-      return false;
+      await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId, model: run.model });
+      return null;
     }
-    return reply.ok;
+    return reply.ok ? run.runId : null;
   }
 }

@@ -14,6 +14,7 @@ import {
   runUsage,
   SESSION_STREAM_TYPE,
   type SessionEvent,
+  type SessionOrigin,
   type SessionState,
 } from '@interns/runs-domain';
 
@@ -48,7 +49,7 @@ export function sessionIntegrationEvents({ event, before, after }: StreamStep<Se
       return [{
         type: 'run.started',
         workspace_id: null,
-        data: { ...session, run_id: runId, origin: after.origin, ...callerParts(after.callerId), model, approval_mode: approvalMode },
+        data: { ...session, run_id: runId, origin: runOrigin(after, runId), ...callerParts(after.callerId), model, approval_mode: approvalMode },
       }];
     }
     case 'PromptJoined':
@@ -63,7 +64,7 @@ export function sessionIntegrationEvents({ event, before, after }: StreamStep<Se
     }
     case 'RunFinished': {
       const { runId, finishReason, error, usage } = recorded.data;
-      const ending = { ...session, run_id: runId, origin: after.origin, usage };
+      const ending = { ...session, run_id: runId, origin: runOrigin(before, runId), usage };
       if (finishReason !== 'error') {
         return [{ type: 'run.completed', workspace_id: null, data: { ...ending, finish_reason: finishReason } }];
       }
@@ -76,7 +77,7 @@ export function sessionIntegrationEvents({ event, before, after }: StreamStep<Se
       return [{
         type: 'run.cancelled',
         workspace_id: null,
-        data: { ...session, run_id: runId, origin: after.origin, usage, reason },
+        data: { ...session, run_id: runId, origin: runOrigin(before, runId), usage, reason },
       }];
     }
     default:
@@ -105,4 +106,10 @@ export function sessionEventsTranslator(schema: string): IntegrationEventTransla
       return sessionIntegrationEvents(await states.step(reader, event));
     },
   };
+}
+
+/** The origin of run `runId`, going in `state`: chat or invoke started it (a chat may go on in an invoke session). */
+function runOrigin(state: SessionState, runId: string): SessionOrigin {
+  if (state.kind !== 'open') throw new Error(`run ${runId} of a session that is not open`);
+  return state.activeRun?.runId === runId ? state.activeRun.origin : state.origin;
 }

@@ -2,6 +2,7 @@ import { eventStoreMigration, outboxParkingMigration } from '@interns/event-stor
 import { CreateSessions1763683200000 } from './1763683200000-create-sessions.migration';
 import { SessionsAndRuns1763683300000 } from './1763683300000-sessions-and-runs.migration';
 import { SandboxUsers1763700000000 } from './1763700000000-sandbox-users.migration';
+import { RunResources1765000000000 } from './1765000000000-run-resources.migration';
 
 /** In order of application; TypeORM records each by name in `runs.runs_migrations`. */
 export const RUNS_MIGRATIONS = [
@@ -10,4 +11,5 @@ export const RUNS_MIGRATIONS = [
   SessionsAndRuns1763683300000,
   SandboxUsers1763700000000,
   outboxParkingMigration('runs', 1764000000000),
+  RunResources1765000000000,
 ];

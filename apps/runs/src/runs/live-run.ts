@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DomainError } from '@interns/contracts';
+import { chunkIdOf, DomainError } from '@interns/contracts';
 import type { ApprovalMode, ParsedAnswer, Question, SessionMessage, SessionMessageReply, Subjects } from '@interns/contracts';
 import { runUsage } from '@interns/runs-domain';
 import type { SessionEvent, SessionOrigin } from '@interns/runs-domain';
@@ -17,6 +17,7 @@ import type { RunControls } from './agent-loop';
 import { PendingQuestion } from './pending-question';
 import { endingCommand } from './run-ending';
 import type { Ending, Outcome } from './run-ending';
+import { RunChunkLog } from './run-chunk-log';
 import { RunRecorder } from './run-recorder';
 import { RunResponsePublisher } from './run-response.publisher';
 import { activeRunsGauge, runDurationHistogram } from './runs.metrics';
@@ -50,9 +51,15 @@ export interface RunSpec {
   approvalMode: ApprovalMode;
   instructions: string | null;
   prompt: string;
-  /** The chat response to stream into; null for invoke (nobody watches). */
-  stream: { streamId: string; created: number } | null;
+  /** The chat response a client reads live; null for invoke (its chunks go to the run's log only). */
+  stream: LiveStream | null;
   correlationId: string;
+}
+
+/** A chat response's stream (minted by the gateway) and its `created`. */
+export interface LiveStream {
+  streamId: string;
+  created: number;
 }
 
 class RunStopped extends Error {
@@ -73,7 +80,9 @@ export class LiveRun {
   private readonly abort = new AbortController();
   private readonly recorder: RunRecorder;
   private readonly question = new PendingQuestion();
-  /** The response a client reads now; none while the run waits on an answer, or for invoke. */
+  /** Every chunk of the run, numbered, for its stream route. */
+  private readonly log: RunChunkLog;
+  /** The response being written now (read live or not); none while the run waits on an answer. */
   private response: RunResponsePublisher | null = null;
   private ending: Ending | null = null;
   private readonly steering: string[] = [];
@@ -89,8 +98,9 @@ export class LiveRun {
     session: SessionSnapshot,
   ) {
     this.recorder = new RunRecorder(new OwnedSession(env.streams, spec.sessionId, session), spec);
+    this.log = RunChunkLog.of(env.nc, env.subjects.runs.chunks(spec.runId));
     activeRunsGauge.inc();
-    if (spec.stream !== null) this.attach(spec.stream.streamId, spec.stream.created);
+    this.attach(spec.stream);
     this.deadline = setTimeout(() => this.stop({ reason: 'execution_deadline', tell: 'run_ended' }), env.settings.executionDeadlineMs);
     this.deadline.unref();
     this.finished = new Promise((resolve) => setImmediate(() => void this.execute().finally(resolve)));
@@ -119,8 +129,13 @@ export class LiveRun {
         return this.answer(message);
       case 'disconnect':
         if (this.response !== null && this.response.streamId === message.streamId) {
-          this.stop({ reason: 'client_disconnected', tell: 'nothing' });
+          if (message.background) this.response.detach();
+          else this.stop({ reason: 'client_disconnected', tell: 'nothing' });
         }
+        return { ok: true };
+      case 'cancel':
+        if (this.ending !== null) return { ok: false, reason: 'run_not_active', message: 'the run has already ended' };
+        this.stop({ reason: 'caller_cancelled', tell: 'stop' });
         return { ok: true };
       case 'probe':
         return { ok: true };
@@ -148,11 +163,19 @@ export class LiveRun {
     this.question.giveUp();
   }
 
-  private attach(streamId: string, created: number): void {
+  /** Starts the run's next response: read live on `stream` (chat), or kept in the log only. */
+  private attach(stream: LiveStream | null): void {
     const { nc, subjects, settings } = this.env;
     const { model, sessionId } = this.spec;
-    const subject = subjects.runs.stream(streamId);
-    this.response = new RunResponsePublisher({ nc, subject, streamId, created, model, sessionId, heartbeatMs: settings.streamHeartbeatMs });
+    const live = stream === null ? null : { nc, subject: subjects.runs.stream(stream.streamId), streamId: stream.streamId, heartbeatMs: settings.streamHeartbeatMs };
+    this.response = new RunResponsePublisher({
+      chunkId: chunkIdOf(stream?.streamId ?? randomUUID()),
+      created: stream?.created ?? Math.floor(Date.now() / 1000),
+      model,
+      sessionId,
+      log: this.log,
+      live,
+    });
   }
 
   private async answer(message: Extract<SessionMessage, { type: 'answer' }>): Promise<SessionMessageReply> {
@@ -165,7 +188,7 @@ export class LiveRun {
         return { ok: false, reason: 'interaction_not_pending', message: 'the question is no longer pending' };
       }
       // The answer's response is there before the loop goes on with the answer.
-      this.attach(message.streamId, message.created);
+      this.attach(message.stream);
       this.question.settle(message.toolCallId, answer);
       return { ok: true };
     } catch (error) {
@@ -199,6 +222,8 @@ export class LiveRun {
       this.logger.error(`run ${this.spec.runId} could not record its end: ${error instanceof Error ? error.message : String(error)}`);
       this.response?.abandon();
     });
+    // The run's log is complete before its session subject goes: a reader never waits on a run nobody owns.
+    await this.log.flushed();
   }
 
   private async conclude(outcome: Outcome): Promise<void> {
@@ -206,7 +231,9 @@ export class LiveRun {
     // The usage reported in the final chunk is the run's, as recorded before the run ends.
     const usage = runUsage(this.recorder.state);
     await this.recorder.record(this.recorder.takeOutput(), endingCommand(this.spec.runId, ending, outcome, now()));
-    const response = this.response;
+    // Stopped while it waited on an answer: the ending gets a response of its own.
+    if (this.response === null) this.attach(null);
+    const response = this.response as RunResponsePublisher | null;
     this.response = null;
     response?.endWithRun(ending, outcome, usage);
   }

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { Subscription } from '@nats-io/transport-node';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DomainError } from '@interns/contracts';
-import type { InternEndsRunsReason, RunEndReason } from '@interns/contracts';
+import { chunkIdOf, decodeStreamFrame, DomainError } from '@interns/contracts';
+import type { InternEndsRunsReason } from '@interns/contracts';
 import { eventMetadata } from '@interns/event-store';
 import { NO_OWNER, SessionChannel } from '@interns/messaging';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
 import { LiveRun, RunEnvironment, RunSpec } from './live-run';
+import { RunChunkLog } from './run-chunk-log';
+import { RunResponsePublisher } from './run-response.publisher';
 
 /** What starting a run needs besides what the host mints (run id, owner). */
 export type RunStart = Omit<RunSpec, 'runId'> & {
@@ -15,11 +18,20 @@ export type RunStart = Omit<RunSpec, 'runId'> & {
   openSession: boolean;
 };
 
-interface ActiveRunRow {
+/** A run recorded as going (internal status `active`), as ending it needs. */
+export interface ActiveRunRow {
   id: string;
   session_id: string;
   owner_id: string;
+  model: string;
 }
+
+/** Why a run whose owner is gone is ended, and what its readers are told. */
+export type OrphanEnding =
+  | { reason: 'owner_lost'; tell: 'internal_error' }
+  | { reason: 'caller_cancelled'; tell: 'stop' }
+  | { reason: InternEndsRunsReason; tell: 'run_ended' };
+const OWNER_LOST: OrphanEnding = { reason: 'owner_lost', tell: 'internal_error' };
 
 /** How long a replica waits for another replica to confirm a message to a run it owns. */
 const OWNER_REPLY_TIMEOUT_MS = 5000;
@@ -71,15 +83,20 @@ export class RunHost {
     await Promise.all(
       rows.map(async (row) => {
         const reply = await this.send(row.session_id, { type: 'end', reason, correlationId }).catch(() => NO_OWNER);
-        if (reply === NO_OWNER) await this.cancelOrphan(row, reason);
+        if (reply === NO_OWNER) await this.cancelOrphan(row, { reason, tell: 'run_ended' });
       }),
     );
   }
 
-  /** Cancels a run whose owner is gone (no replica serves its session). */
-  async cancelOrphan(row: { id: string; session_id: string }, reason: 'owner_lost' | RunEndReason = 'owner_lost'): Promise<void> {
+  /**
+   * Ends a run whose owner is gone (no replica serves its session): records it (`owner_lost` ends it `failed`),
+   * then closes its chunk log the way its owner would have, so its readers get the ending and `[DONE]`.
+   */
+  async cancelOrphan(row: Pick<ActiveRunRow, 'id' | 'session_id' | 'model'>, ending: OrphanEnding = OWNER_LOST): Promise<void> {
     const metadata = eventMetadata({ correlationId: randomUUID(), actor: null });
-    await this.env.streams.execute(row.session_id, [{ type: 'CancelRun', runId: row.id, reason, at: new Date().toISOString() }], metadata);
+    const at = new Date().toISOString();
+    await this.env.streams.execute(row.session_id, [{ type: 'CancelRun', runId: row.id, reason: ending.reason, at }], metadata);
+    await this.closeOrphanLog(row, ending);
   }
 
   /** Ends this replica's runs (shutdown): attached clients get an error chunk, and the runs are recorded as cancelled. */
@@ -101,7 +118,16 @@ export class RunHost {
         at,
       });
     }
-    commands.push({ type: 'StartRun', runId, prompt: start.prompt, approvalMode: start.approvalMode, model: start.model, ownerId: this.ownerId, at });
+    commands.push({
+      type: 'StartRun',
+      runId,
+      prompt: start.prompt,
+      approvalMode: start.approvalMode,
+      model: start.model,
+      ownerId: this.ownerId,
+      origin: start.origin,
+      at,
+    });
     const metadata = eventMetadata({ correlationId: start.correlationId, actor: start.callerId });
     const started = await this.env.streams.execute(start.sessionId, commands, metadata, {
       inTransaction: (manager) => this.checkRunLimit(manager, start.internId),
@@ -134,16 +160,53 @@ export class RunHost {
     }
   }
 
+  private async allActiveRuns(startedBeforeMs: number): Promise<ActiveRunRow[]> {
+    return this.dataSource.query(
+      `SELECT id, session_id, owner_id, model FROM runs.runs
+        WHERE status = 'active' AND started_at < now() - make_interval(secs => $1::double precision / 1000)`,
+      [startedBeforeMs],
+    );
+  }
+
   private async activeRunsOf(internId: string): Promise<ActiveRunRow[]> {
     return this.dataSource.query(
-      `SELECT id, session_id, owner_id FROM runs.runs WHERE intern_id = $1 AND status = 'active'`,
+      `SELECT id, session_id, owner_id, model FROM runs.runs WHERE intern_id = $1 AND status = 'active'`,
       [internId],
     );
   }
 
-  /** Cancels the intern's runs whose owner no longer answers; returns how many. */
-  private async reapOrphans(internId: string): Promise<number> {
-    const rows = (await this.activeRunsOf(internId)).filter((row) => !this.live.has(row.session_id));
+  /** Appends the ending to an orphaned run's chunk log, numbered on from its last chunk; nothing if it already ended. */
+  private async closeOrphanLog(row: Pick<ActiveRunRow, 'id' | 'session_id' | 'model'>, ending: OrphanEnding): Promise<void> {
+    const { nc, subjects } = this.env;
+    const subject = subjects.runs.chunks(row.id);
+    try {
+      const jsm = await jetstreamManager(nc);
+      const last = await jsm.streams.getMessage(subjects.runChunkStreamName, { last_by_subj: subject });
+      const frame = last === null ? null : decodeStreamFrame(last.data);
+      if (frame?.kind === 'done') return;
+      const log = RunChunkLog.of(nc, subject, frame?.seq ?? 0);
+      const response = new RunResponsePublisher({
+        chunkId: chunkIdOf(randomUUID()),
+        created: Math.floor(Date.now() / 1000),
+        model: row.model,
+        sessionId: row.session_id,
+        log,
+        live: null,
+      });
+      response.endWithRun(ending, { finish: 'stop' }, null);
+      await log.flushed();
+    } catch (error) {
+      this.logger.error(`could not close the chunk log of run ${row.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * Ends the runs (of one intern, or all) whose owner no longer answers, `failed` for `owner_lost`; returns how
+   * many. `startedBeforeMs`: only runs older than that, so a run whose owner is still subscribing is left alone.
+   */
+  async reapOrphans(internId: string | null, startedBeforeMs = 0): Promise<number> {
+    const active = internId === null ? await this.allActiveRuns(startedBeforeMs) : await this.activeRunsOf(internId);
+    const rows = active.filter((row) => !this.live.has(row.session_id));
     let reaped = 0;
     await Promise.all(
       rows.map(async (row) => {

@@ -1,72 +1,93 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { errorEnvelope } from '@interns/contracts';
-import type { ChatChunk, ChunkBuilder, Question, Usage } from '@interns/contracts';
+import { ChunkBuilder, errorEnvelope } from '@interns/contracts';
+import type { ChatChunk, Question, Usage } from '@interns/contracts';
 import type { RunCancelReason } from '@interns/runs-domain';
+import type { RunChunkLog } from './run-chunk-log';
 import type { Ending, Outcome } from './run-ending';
 import { StreamPublisher } from './stream-publisher';
 
-/** Where a response goes: the chat stream the gateway relays, and what its chunks carry. */
-export interface ResponseTarget {
+/** A client reading the response live: the chat stream the gateway relays. */
+export interface LiveTarget {
   nc: NatsConnection;
   subject: string;
   streamId: string;
-  /** The response's `created`, fixed by the gateway. */
-  created: number;
-  model: string;
-  sessionId: string;
   heartbeatMs: number;
 }
 
+/** What a response's chunks carry, where they are kept, and who reads them live (nobody: `live` null). */
+export interface ResponseTarget {
+  /** `chatcmpl-<id>`, constant per response. */
+  chunkId: string;
+  /** The response's `created` (fixed by the gateway for a chat response). */
+  created: number;
+  model: string;
+  sessionId: string;
+  log: RunChunkLog;
+  live: LiveTarget | null;
+}
+
 /**
- * One chat response of a run, in the order its client reads it: the role chunk, content as the model streams
- * it, then one of two endings, each followed by the final chunk (session id, usage) and `[DONE]`: the run
- * pauses on a question (the `service.provide_input` call, finish `tool_calls`), or the run ends (its finish or
- * error chunk). A client that left gets nothing more. Frames, their numbering and the heartbeats that fill
- * quiet stretches are the StreamPublisher's; each ending stops them.
+ * One response of a run, in the order its readers get it: the role chunk, content as the model streams it,
+ * then one of two endings, each followed by the final chunk (session id, usage): the run pauses on a question
+ * (the `service.provide_input` call, finish `tool_calls`), or the run ends (its finish or error chunk, and the
+ * run's `[DONE]` in its log). Every chunk goes to the run's chunk log, numbered; a live client (chat) gets
+ * the same chunks with their numbers, and `[DONE]` after each response, until it leaves. Frames and heartbeats
+ * are the StreamPublisher's.
  */
 export class RunResponsePublisher {
-  private readonly stream: StreamPublisher;
+  private readonly chunks: ChunkBuilder;
+  private live: StreamPublisher | null;
 
   constructor(private readonly target: ResponseTarget) {
-    this.stream = new StreamPublisher(target.nc, target.subject, target.streamId, target.created, target.model, target.heartbeatMs);
-    this.stream.chunk(this.stream.chunks.role());
+    this.chunks = new ChunkBuilder({ id: target.chunkId, model: target.model, created: target.created });
+    const live = target.live;
+    this.live = live === null ? null : new StreamPublisher(live.nc, live.subject, live.streamId, live.heartbeatMs);
+    this.emit(this.chunks.role());
   }
 
-  get streamId(): string {
-    return this.target.streamId;
+  /** The live client's stream, if one still reads this response. */
+  get streamId(): string | null {
+    return this.live?.streamId ?? null;
+  }
+
+  /** The live client left and the run goes on (background): its chunks go to the log only. */
+  detach(): void {
+    this.live?.close();
+    this.live = null;
   }
 
   content(text: string): void {
-    this.stream.chunk(this.stream.chunks.content(text));
+    this.emit(this.chunks.content(text));
   }
 
-  /** The run waits on `question`; the answer comes as a new request with a response of its own. */
+  /** The run waits on `question`; the answer comes with a response of its own. */
   endWithQuestion(toolCallId: string, question: Question): void {
-    const { chunks } = this.stream;
-    this.stream.chunk(chunks.toolCall(toolCallId, question));
-    this.stream.chunk(chunks.finish('tool_calls'));
-    this.finish(null);
+    this.emit(this.chunks.toolCall(toolCallId, question));
+    this.emit(this.chunks.finish('tool_calls'));
+    this.emit(this.chunks.final(this.target.sessionId, null));
+    this.live?.done();
   }
 
   /** The run is over: stopped early (`ending`) or else as `outcome` says; `usage` is the run's whole. */
   endWithRun(ending: Ending | null, outcome: Outcome, usage: Usage | null): void {
-    const last = endingChunk(this.stream.chunks, ending, outcome);
-    if (last === null) {
-      this.stream.close();
-      return;
-    }
-    this.stream.chunk(last);
-    this.finish(usage);
+    const told = endingChunk(this.chunks, ending, outcome);
+    // A client that left is told nothing; the log's readers learn the run stopped.
+    if (told === null) this.detach();
+    this.emit(told ?? this.chunks.finish('stop'));
+    this.emit(this.chunks.final(this.target.sessionId, usage));
+    this.live?.done();
+    this.target.log.end();
   }
 
   /** Stops without a word, e.g. when the run's end could not be recorded: the gateway reads the silence as a severed stream. */
   abandon(): void {
-    this.stream.close();
+    this.detach();
   }
 
-  private finish(usage: Usage | null): void {
-    this.stream.chunk(this.stream.chunks.final(this.target.sessionId, usage));
-    this.stream.done();
+  private emit(chunk: ChatChunk): void {
+    const json = JSON.stringify(chunk);
+    const eventId = this.target.log.append(json);
+    this.live?.chunk(json, eventId);
   }
 }
 

@@ -1,4 +1,4 @@
-import { gauge, histogram } from '@interns/service-runtime';
+import { counter, gauge, histogram } from '@interns/service-runtime';
 
 /** Runs this replica owns right now (paused on a question included). */
 export const activeRunsGauge = gauge({ name: 'interns_runs_active', help: 'Runs going on this replica' });
@@ -12,4 +12,10 @@ export const runDurationHistogram = histogram<'ending'>({
   help: 'Duration of runs from start to end',
   labelNames: ['ending'],
   buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+});
+
+/** Chunk log appends JetStream did not take: readers of those runs end with `stream_severed`. Alert on any. */
+export const chunkLogFailuresCounter = counter({
+  name: 'interns_run_chunk_log_failures_total',
+  help: 'Run chunks (or ends) the run chunk stream did not acknowledge',
 });

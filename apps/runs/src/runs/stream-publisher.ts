@@ -1,13 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ChunkBuilder, chunkIdOf, encodeStreamFrame } from '@interns/contracts';
-import type { ChatChunk } from '@interns/contracts';
+import { encodeStreamFrame } from '@interns/contracts';
 
 /**
  * One response's frames on `runs.stream.<streamId>`: numbered from 1, with a heartbeat whenever the stream
- * has been quiet for `heartbeatMs`, so the gateway tells a slow run from a lost one.
+ * has been quiet for `heartbeatMs`, so the gateway tells a slow run from a lost one. A chunk frame carries the
+ * chunk's number in its run (the SSE `id:` the gateway writes).
  */
 export class StreamPublisher {
-  readonly chunks: ChunkBuilder;
   private seq = 0;
   private lastSentAt = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
@@ -17,20 +16,18 @@ export class StreamPublisher {
     private readonly nc: NatsConnection,
     private readonly subject: string,
     readonly streamId: string,
-    created: number,
-    model: string,
     heartbeatMs: number,
   ) {
-    this.chunks = new ChunkBuilder({ id: chunkIdOf(streamId), model, created });
     this.heartbeat = setInterval(() => {
       if (Date.now() - this.lastSentAt >= heartbeatMs) this.send(encodeStreamFrame(++this.seq, 'heartbeat'));
     }, Math.max(10, Math.floor(heartbeatMs / 2)));
     this.heartbeat.unref();
   }
 
-  chunk(chunk: ChatChunk): void {
+  /** A chunk's JSON and its number in the run. */
+  chunk(json: string, eventId: number): void {
     if (this.closed) return;
-    this.send(encodeStreamFrame(++this.seq, 'chunk', JSON.stringify(chunk)));
+    this.send(encodeStreamFrame(++this.seq, 'chunk', json, eventId));
   }
 
   /** `[DONE]`: the response is complete. */

@@ -59,7 +59,7 @@ describe('OwnedSession', () => {
       sessionId,
       [
         { type: 'OpenSession', sessionId, internId: randomUUID(), callerId: 'member:alice', origin: 'chat', at },
-        { type: 'StartRun', runId, prompt: 'go', approvalMode: 'self-drive', model: 'local/scripted', ownerId: 'owner-1', at },
+        { type: 'StartRun', runId, prompt: 'go', approvalMode: 'self-drive', model: 'local/scripted', ownerId: 'owner-1', origin: 'chat', at },
       ],
       METADATA,
     );

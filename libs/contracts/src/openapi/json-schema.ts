@@ -1,8 +1,10 @@
 /**
  * Small builders for the JSON Schema (2020-12, the OpenAPI 3.1 dialect) the API document is written in, so
- * the document reads as data and the recurring shapes (nullable, strict object, $ref) are spelled once.
+ * the document reads as data and the recurring shapes (nullable, strict object, $ref, a list page, timestamps and
+ * ids) are spelled once.
  */
 import { z } from 'zod';
+import { MAX_SESSION_ID_CHARS } from '../chat';
 import { UUID_PATTERN } from '../validation';
 
 export type JsonSchema = { [keyword: string]: unknown };
@@ -28,6 +30,32 @@ export function strictObject(properties: Record<string, JsonSchema>, required: s
 }
 
 export const UUID_SCHEMA: JsonSchema = { type: 'string', format: 'uuid' };
+/** ISO 8601 UTC with milliseconds and `Z` (CONTRACT section 3). */
+export const TIMESTAMP: JsonSchema = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' };
+export const NON_EMPTY_STRING: JsonSchema = { type: 'string', minLength: 1 };
+/** A chat or invoke session id (CONTRACT section 6: 1-256 characters). */
+export const SESSION_ID: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_SESSION_ID_CHARS };
+
+/**
+ * A page of a list (CONTRACT sections 3 and 4): `data`, `has_more`, and `next_cursor` present exactly when
+ * `has_more` is true (never `null`).
+ */
+export function listPage(items: JsonSchema, description: string): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      data: { type: 'array', items },
+      has_more: { type: 'boolean' },
+      next_cursor: { ...NON_EMPTY_STRING, description: 'Pass as `starting_after` for the next page; present only when `has_more` is true.' },
+    },
+    required: ['data', 'has_more'],
+    additionalProperties: false,
+    if: { type: 'object', properties: { has_more: { const: true } } },
+    then: { type: 'object', required: ['next_cursor'] },
+    else: { type: 'object', not: { required: ['next_cursor'] } },
+    description,
+  };
+}
 
 /**
  * The JSON Schema of a request body straight from the zod schema the gateway parses it with, so the document

@@ -1,10 +1,11 @@
 /**
- * The OpenAPI 3.1 document of the Interns API (CONTRACT.md, interface version 1.0.0), served by the gateway at
- * `GET /api/v1/openapi.json`. Pure data built from the contract's own constants and request schemas; a unit
- * test validates it against the OpenAPI 3.1 schema and the gateway's route table, and an end-to-end test
- * validates real answers of the running system against it. Its parts: openapi-operation.ts (operation types,
- * security, parameters, shared pieces), openapi-paths.ts (one path item per route), openapi-responses.ts and
- * openapi-schemas.ts (the components).
+ * The OpenAPI 3.1 document of the Interns API (CONTRACT.md, interface version 1.0.0, with runs as resources of
+ * section 12), served by the gateway at `GET /api/v1/openapi.json`. Pure data built from the contract's own
+ * constants and request schemas; a unit test validates it against the OpenAPI 3.1 schema and the gateway's route
+ * table, and an end-to-end test validates real answers of the running system against it. Its parts:
+ * openapi-operation.ts (operation types, security, parameters, shared pieces), openapi-paths.ts and
+ * openapi-run-paths.ts (one path item per route), openapi-responses.ts, openapi-schemas.ts and
+ * openapi-run-schemas.ts (the components).
  */
 import {
   HTTP_METHODS,
@@ -29,6 +30,7 @@ import {
   signingKeys,
   suspend,
 } from './openapi-paths';
+import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
 import type { JsonSchema } from './json-schema';
@@ -85,8 +87,8 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     title: 'Interns API',
     version: API_INTERFACE_VERSION,
     description:
-      'Hosted assistant runtimes ("interns") owned by a workspace: lifecycle, chat, invoke, daemon access and signing, ' +
-      'analytics. Every request carries `Authorization: Bearer <credential>` unless a route says otherwise. Intern routes ' +
+      'Hosted assistant runtimes ("interns") owned by a workspace: lifecycle, chat, invoke, runs and their questions, daemon ' +
+      'access and signing, analytics. Every request carries `Authorization: Bearer <credential>` unless a route says otherwise. Intern routes ' +
       'are refused on regional hosts (`<region>.<PUBLIC_HOST>`: 403). Errors use the envelope ' +
       '`{"error":{"code","message","metadata":{"reason","retryable"}}}` (no `metadata` on 401 and on analytics routes).\n\n' +
       'Health (`/health/live`, `/health/ready`) and Prometheus `/metrics` are not part of this document: they are the ' +
@@ -98,6 +100,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
   tags: [
     { name: 'Interns', description: 'Lifecycle of interns (CONTRACT sections 3-5).' },
     { name: 'Chat', description: 'Chat completions and invoke (sections 6-7).' },
+    { name: 'Runs', description: 'Runs as resources, resumable streams and the question inbox (section 12).' },
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },
     { name: 'Analytics', description: 'Analytics catalogue (section 9).' },
     { name: 'Meta', description: 'This document.' },
@@ -111,6 +114,12 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/interns/{intern_id}/icon': icon,
     '/interns/{intern_id}/chat/completions': chatCompletions,
     '/interns/{intern_id}/invoke': invoke,
+    '/interns/{intern_id}/runs': runs,
+    '/interns/{intern_id}/runs/{run_id}': oneRun,
+    '/interns/{intern_id}/runs/{run_id}/stream': runStream,
+    '/interns/{intern_id}/runs/{run_id}/cancel': cancelRun,
+    '/interns/{intern_id}/runs/{run_id}/answer': answerRun,
+    '/interns/{intern_id}/questions': questions,
     '/interns/{intern_id}/daemon': daemonAccess,
     '/interns/{intern_id}/daemon-access': deprecatedAlias(daemonAccess, '/interns/{intern_id}/daemon'),
     '/interns/{intern_id}/daemon/sign': daemonSign,

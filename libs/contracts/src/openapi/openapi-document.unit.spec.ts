@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERROR_REASONS } from '../errors';
+import { RUN_STATUSES } from '../runs';
 import { OPENAPI_DOCUMENT } from './openapi-document';
 import { HTTP_METHODS, OpenApiOperation } from './openapi-operation';
 
@@ -82,4 +83,36 @@ it('documents the Intern with every key required and the list cursor only with h
   expect(InternDetail.required).toEqual([...keys, 'icon_sha256']);
   expect(Object.keys(InternDetail.properties as object)).toEqual([...keys, 'icon_sha256', 'created_by_you']);
   expect(InternList.then).toEqual({ type: 'object', required: ['next_cursor'] });
+});
+
+it('documents the Run with every key of section 12 required, in its order, and a page of runs like the intern list', () => {
+  const { Run, RunPage, RunStatus, InternList } = OPENAPI_DOCUMENT.components.schemas;
+  const keys = ['id', 'intern_id', 'session_id', 'origin', 'status', 'finish_reason', 'model', 'usage', 'open_question', 'created_at', 'ended_at'];
+  expect(Run.required).toEqual(keys);
+  expect(Object.keys(Run.properties as object)).toEqual(keys);
+  expect(Run.additionalProperties).toBe(false);
+  expect(RunStatus.enum).toEqual([...RUN_STATUSES]);
+  const { description: _runs, ...runPage } = RunPage;
+  const { description: _interns, ...internList } = InternList;
+  expect(runPage).toEqual({ ...internList, properties: { ...(internList.properties as object), data: { type: 'array', items: { $ref: '#/components/schemas/Run' } } } });
+});
+
+it('puts the routes of section 12 under the Runs tag, and names the run in every chat response and in a run stream', () => {
+  const runRoutes = operations.filter(([, operation]) => operation.tags.includes('Runs')).map(([route]) => route);
+  expect(runRoutes.sort()).toEqual([
+    'GET /interns/{intern_id}/questions',
+    'GET /interns/{intern_id}/runs',
+    'GET /interns/{intern_id}/runs/{run_id}',
+    'GET /interns/{intern_id}/runs/{run_id}/stream',
+    'POST /interns/{intern_id}/runs/{run_id}/answer',
+    'POST /interns/{intern_id}/runs/{run_id}/cancel',
+  ]);
+  expect(OPENAPI_DOCUMENT.tags.map((tag) => tag.name)).toContain('Runs');
+  const chat = OPENAPI_DOCUMENT.paths['/interns/{intern_id}/chat/completions'].post?.responses;
+  const stream = OPENAPI_DOCUMENT.paths['/interns/{intern_id}/runs/{run_id}/stream'].get?.responses;
+  for (const response of [chat?.['200'], chat?.['202'], stream?.['200']]) {
+    expect(response?.headers?.['X-Run-Id']).toEqual({ $ref: '#/components/headers/RunId' });
+  }
+  // The same events, ids and headers as a chat response.
+  expect({ ...stream?.['200'], description: '' }).toEqual({ ...chat?.['200'], description: '' });
 });

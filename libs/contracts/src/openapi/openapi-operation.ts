@@ -5,7 +5,8 @@
 import { ErrorReason } from '../errors';
 import { IDEMPOTENCY_KEY_MAX } from '../validation';
 import { INTERN_STATUSES, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_MAX_STATUS_ITEMS } from '../intern';
-import { JsonSchema, ref, UUID_SCHEMA } from './json-schema';
+import { RUN_STATUSES } from '../runs';
+import { JsonSchema, ref, SESSION_ID, UUID_SCHEMA } from './json-schema';
 import { fixedHeader, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 
 export const HTTP_METHODS = ['get', 'post', 'patch', 'delete'] as const;
@@ -76,6 +77,21 @@ export const SECURITY_SCHEMES: Record<string, Record<string, string>> = {
 
 export const parameterRef = (name: string): OpenApiParameter => ({ $ref: `#/components/parameters/${name}` });
 
+/** The `status` filter of a list (CONTRACT section 4) over these statuses. */
+function statusFilter(statuses: readonly string[]): OpenApiParameter {
+  return {
+    name: 'status',
+    in: 'query',
+    description: `Comma-separated statuses (the comma may be percent-encoded), at most ${LIST_MAX_STATUS_ITEMS} items as sent; repeats collapse.`,
+    style: 'form',
+    explode: false,
+    schema: { type: 'array', minItems: 1, maxItems: LIST_MAX_STATUS_ITEMS, items: { type: 'string', enum: [...statuses] } },
+  };
+}
+
+/** The number of a chunk of a run, as its `id:` line carries it: 0 (before the first) or more, at most 15 digits. */
+const CHUNK_NUMBER: JsonSchema = { type: 'integer', minimum: 0, maximum: 999_999_999_999_999 };
+
 export const PARAMETERS: Record<string, OpenApiParameter> = {
   InternId: {
     name: 'intern_id',
@@ -90,19 +106,38 @@ export const PARAMETERS: Record<string, OpenApiParameter> = {
     description: `Page size, 1-${LIST_MAX_LIMIT}.`,
     schema: { type: 'integer', minimum: 1, maximum: LIST_MAX_LIMIT, default: LIST_DEFAULT_LIMIT },
   },
-  Status: {
-    name: 'status',
-    in: 'query',
-    description: `Comma-separated statuses (the comma may be percent-encoded), at most ${LIST_MAX_STATUS_ITEMS} items as sent; repeats collapse.`,
-    style: 'form',
-    explode: false,
-    schema: { type: 'array', minItems: 1, maxItems: LIST_MAX_STATUS_ITEMS, items: { type: 'string', enum: [...INTERN_STATUSES] } },
-  },
+  Status: statusFilter(INTERN_STATUSES),
+  RunStatus: statusFilter(RUN_STATUSES),
   StartingAfter: {
     name: 'starting_after',
     in: 'query',
     description: 'The opaque, tamper-evident `next_cursor` of the previous page; any other value: 400.',
     schema: { type: 'string', minLength: 1 },
+  },
+  SessionId: {
+    name: 'session_id',
+    in: 'query',
+    description: 'Only the runs of this session.',
+    schema: SESSION_ID,
+  },
+  RunId: {
+    name: 'run_id',
+    in: 'path',
+    required: true,
+    description: 'An id that is not a uuid names no run: 404.',
+    schema: UUID_SCHEMA,
+  },
+  ChunkStartingAfter: {
+    name: 'starting_after',
+    in: 'query',
+    description: 'Resume after this chunk (an `id:` the stream sent); wins over `Last-Event-ID`. Anything but a chunk number: 400.',
+    schema: CHUNK_NUMBER,
+  },
+  LastEventId: {
+    name: 'Last-Event-ID',
+    in: 'header',
+    description: 'Resume after this chunk, as an EventSource sends it when it reconnects. Anything but a chunk number: 400.',
+    schema: CHUNK_NUMBER,
   },
   WorkspaceId: {
     name: 'workspace_id',

@@ -1,6 +1,7 @@
 /**
  * The operations of the API document, one path item per route (paths relative to `API_BASE_PATH`), in the
- * order of CONTRACT.md: interns, chat and invoke, daemon access and signing, analytics, this document.
+ * order of CONTRACT.md: interns, chat and invoke, daemon access and signing, analytics, this document. The
+ * routes of runs as resources (section 12) are in openapi-run-paths.ts.
  */
 import { ref } from './json-schema';
 import {
@@ -20,7 +21,16 @@ import {
   SERVICE_FAILURES,
   SIGNING_SECURITY,
 } from './openapi-operation';
-import { analyticsErrorResponses, commonHeaders, errorResponses, fixedHeader, jsonResponse, publicErrorResponses } from './openapi-responses';
+import {
+  analyticsErrorResponses,
+  commonHeaders,
+  errorResponses,
+  eventStreamResponse,
+  fixedHeader,
+  jsonResponse,
+  publicErrorResponses,
+  runIdHeader,
+} from './openapi-responses';
 
 export const interns: OpenApiPathItem = {
   get: {
@@ -144,21 +154,16 @@ export const chatCompletions: OpenApiPathItem = {
     summary: 'Prompt the intern, or answer its question, and stream the response',
     description:
       'The intern must be `running`. A prompt with the `session_id` of a session whose run is still going joins that run (202). ' +
-      'Closing after the `[DONE]` that follows `tool_calls` keeps the run; closing while a response streams cancels it. ' +
+      'Closing after the `[DONE]` that follows `tool_calls` keeps the run; closing while a response streams cancels it, unless ' +
+      'the request said `background: true` (the run goes on; follow it with `GET /interns/{intern_id}/runs/{run_id}/stream`). ' +
       'A `: keepalive` comment is written after `KEEPALIVE_INTERVAL_MS` of silence. Prompts count against the chat turn limiter.',
     requestBody: jsonBody('ChatCompletionRequest'),
     responses: {
-      '200': {
-        description: 'Server-sent events, each `data: <chunk JSON>` and a blank line, ending with `data: [DONE]`.',
-        headers: { ...commonHeaders(), 'Cache-Control': fixedHeader('no-cache', 'Event streams are never cached.') },
-        content: {
-          'text/event-stream': {
-            schema: { type: 'string', description: 'Events whose `data` is a ChatCompletionChunk, then `[DONE]`.' },
-            'x-event-data': ref('ChatCompletionChunk'),
-          },
-        },
-      },
-      '202': jsonResponse('The prompt joined the going run of that session; nothing is streamed.', ref('ChatSteered')),
+      '200': eventStreamResponse(
+        'Server-sent events, each `id: <chunk number>`, `data: <chunk JSON>` and a blank line, ending with `data: [DONE]` ' +
+        '(no id). `X-Run-Id` names the run; an answer continues the run it answers.',
+      ),
+      '202': jsonResponse('The prompt joined the going run of that session (`X-Run-Id`); nothing is streamed.', ref('ChatSteered'), runIdHeader()),
       ...errorResponses([
         ...INTERN_ACCESS,
         ...BODY_RULES,
@@ -184,7 +189,7 @@ export const invoke: OpenApiPathItem = {
       'intern, and only if issued by invoke (anything else: 404). Counts against the chat turn limiter.',
     requestBody: jsonBody('InvokeRequest'),
     responses: {
-      '202': jsonResponse('`started`, or `steered` into the going run of that session.', ref('InvokeAccepted')),
+      '202': jsonResponse('`started`, or `steered` into the going run of that session; `run_id` names that run.', ref('InvokeAccepted')),
       ...errorResponses([...INTERN_ACCESS, ...BODY_RULES, 'intern_not_running', 'busy', 'rate_limited', ...SERVICE_FAILURES]),
     },
   },

@@ -18,6 +18,8 @@ export interface OpenApiMediaType {
   schema?: JsonSchema;
   /** For `text/event-stream`: the schema of each event's `data` (OpenAPI 3.1 has no keyword for it). */
   'x-event-data'?: JsonSchema;
+  /** For `text/event-stream`: the schema of an event's `id:` where it carries one (`[DONE]` never does). */
+  'x-event-id'?: JsonSchema;
 }
 
 export interface OpenApiResponse {
@@ -38,6 +40,7 @@ export const OPENAPI_HEADERS: Record<string, OpenApiHeader> = {
     schema: UUID_SCHEMA,
   },
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
+  RunId: { description: 'The run this response belongs to (CONTRACT section 12).', required: true, schema: UUID_SCHEMA },
   Deprecation: { description: 'This route is a deprecated alias.', required: true, schema: { const: 'true' } },
   SuccessorLink: {
     description: 'The route that replaces this alias.',
@@ -58,6 +61,11 @@ export function aliasHeaders(): Record<string, OpenApiHeader> {
   return { Deprecation: headerRef('Deprecation'), Link: headerRef('SuccessorLink') };
 }
 
+/** The run a chat response or a run's stream belongs to. */
+export function runIdHeader(): Record<string, OpenApiHeader> {
+  return { 'X-Run-Id': headerRef('RunId') };
+}
+
 export function fixedHeader(value: string, description: string): OpenApiHeader {
   return { description, required: true, schema: { const: value } };
 }
@@ -66,14 +74,39 @@ export function jsonResponse(description: string, schema: JsonSchema, headers: R
   return { description, headers: { ...commonHeaders(), ...headers }, content: { 'application/json': { schema } } };
 }
 
+/**
+ * A run's chunks as server-sent events (a chat response, a run's stream): each chunk event an `id: <seq>` line
+ * and a `data: <chunk JSON>` line, then a blank line; the last event `data: [DONE]` with no id.
+ */
+export function eventStreamResponse(description: string): OpenApiResponse {
+  return {
+    description,
+    headers: { ...commonHeaders(), 'Cache-Control': fixedHeader('no-cache', 'Event streams are never cached.'), ...runIdHeader() },
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string', description: 'Events whose `data` is a ChatCompletionChunk, then `[DONE]`.' },
+        'x-event-data': ref('ChatCompletionChunk'),
+        'x-event-id': {
+          type: 'string',
+          pattern: '^[1-9][0-9]*$',
+          description:
+            "The chunk's number in its run: from 1, continuing across the run's responses (after an answer the numbering " +
+            'goes on). `[DONE]` has no id, and neither have the `stream_severed` error chunk and the final chunk the ' +
+            'gateway itself writes when it loses the link to the run.',
+        },
+      },
+    },
+  };
+}
+
 /** When each reason is answered (CONTRACT section 2), for the responses' descriptions. */
 const REASON_WHEN: Record<ErrorReason, string> = {
   invalid_body: 'malformed JSON, unknown or mistyped field, bad list filter or cursor, field rule broken, or a body where none is taken',
   forbidden: "the credential's owner lost access, or the request came to a regional host",
   personal_identity_required: 'daemon access and signing need a personal OAuth access token, not an API key',
   insufficient_scope: 'the OAuth access token lacks `interns` (any intern route) or `vault:read` (signing)',
-  not_found: 'organization outside the programme, lifecycle writes disabled, or an intern (or session) the credential cannot see',
-  interaction_unknown: '`tool_call_id` names no question of that session',
+  not_found: 'organization outside the programme, lifecycle writes disabled, or an intern (or session, or run) the credential cannot see',
+  interaction_unknown: '`tool_call_id` names no question of that session (of that run, on the answer route)',
   timeout: "the route deadline passed; the message quotes the route's own deadline",
   intern_busy: 'the lifecycle operation is not allowed in the current status',
   name_taken: 'the name is already used by the same creator in the workspace',
@@ -83,10 +116,12 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   intern_not_running: 'the intern is not `running`',
   busy: "the intern's concurrent-run limit is reached",
   interaction_not_pending: 'the question expired or was already answered',
+  run_not_active: 'cancel of a run that has already ended',
   run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
+  run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS: its chunks are no longer kept",
   payload_too_large: 'the body is over 1048576 bytes',
   unsupported_media_type: 'a non-empty body without `Content-Type: application/json`',
-  rate_limited: 'the chat turn limiter (chat prompts, invokes and signings per caller per intern per minute)',
+  rate_limited: 'the chat turn limiter (chat prompts, invokes and signings per caller per intern per minute), or the run streams one caller holds open',
   internal_error: 'a transient failure, including a backend service that did not answer',
   configuration_error: 'a missing binding or unusable stored credential, such as a model provider without a key',
   stream_severed: 'the link to the run broke without confirmation (stream error chunk only)',

@@ -2,21 +2,19 @@
  * `components.schemas` of the API document: the resources, answers, chat chunks and error envelopes of the
  * contract, as strict as the contract allows (every key the contract promises is required, none other is
  * allowed, integers are integers, nullable keys are present as `null`). Request bodies come from the zod
- * schemas the gateway parses them with.
+ * schemas the gateway parses them with. The run resources are in openapi-run-schemas.ts.
  */
 import { ANALYTICS_CATALOGUE } from '../analytics';
-import { APPROVAL_MODES, ELICITATION_FIELD_TYPES, MAX_PROMPT_CHARS, MAX_SESSION_ID_CHARS, PERMISSION_OPTIONS, PROVIDE_INPUT_TOOL } from '../chat';
+import { APPROVAL_MODES, ELICITATION_FIELD_TYPES, MAX_PROMPT_CHARS, PERMISSION_OPTIONS, PROVIDE_INPUT_TOOL } from '../chat';
 import { chatSchema, invokeSchema } from '../chat-validation';
 import { BODY_SHA256_PATTERN, INVOKE_HEADERS, signBodySchema } from '../daemon';
 import { ERROR_REASONS } from '../errors';
 import { INTERN_STATUSES } from '../intern';
 import { createInternSchema, deleteInternSchema, MODEL_PATTERN, NAME_PATTERN, updateInternSchema } from '../validation';
-import { JsonSchema, nullable, ref, requestSchemaOf, strictObject, UUID_SCHEMA } from './json-schema';
+import { JsonSchema, listPage, NON_EMPTY_STRING, nullable, ref, requestSchemaOf, SESSION_ID, strictObject, TIMESTAMP, UUID_SCHEMA } from './json-schema';
+import { RUN_SCHEMAS } from './openapi-run-schemas';
 
-/** ISO 8601 UTC with milliseconds and `Z` (CONTRACT section 3). */
-const TIMESTAMP: JsonSchema = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' };
 const SHA256_HEX: JsonSchema = { type: 'string', pattern: '^[0-9a-f]{64}$' };
-const NON_EMPTY_STRING: JsonSchema = { type: 'string', minLength: 1 };
 const NON_NEGATIVE_INTEGER: JsonSchema = { type: 'integer', minimum: 0 };
 /** `chatcmpl-<uuid>`, constant per response. */
 const CHUNK_ID_PATTERN = '^chatcmpl-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
@@ -67,20 +65,7 @@ const INTERN_SCHEMAS: Record<string, JsonSchema> = {
     ...strictObject(INTERN_DETAIL_PROPERTIES, [...Object.keys(INTERN_PROPERTIES), 'icon_sha256']),
     description: 'The Intern as get and list answer it: with `icon_sha256`, and `created_by_you` when the credential acts for a member.',
   },
-  InternList: {
-    type: 'object',
-    properties: {
-      data: { type: 'array', items: ref('InternDetail') },
-      has_more: { type: 'boolean' },
-      next_cursor: { ...NON_EMPTY_STRING, description: 'Pass as `starting_after` for the next page; present only when `has_more` is true.' },
-    },
-    required: ['data', 'has_more'],
-    additionalProperties: false,
-    if: { type: 'object', properties: { has_more: { const: true } } },
-    then: { type: 'object', required: ['next_cursor'] },
-    else: { type: 'object', not: { required: ['next_cursor'] } },
-    description: 'Newest first (`created_at` desc, then `id` desc).',
-  },
+  InternList: listPage(ref('InternDetail'), 'Newest first (`created_at` desc, then `id` desc).'),
   Deleting: strictObject({ deleting: { const: true } }),
   Provisioning: strictObject({ provisioning: { const: true } }),
   Suspended: strictObject({ suspended: { const: true } }),
@@ -93,8 +78,6 @@ const INTERN_SCHEMAS: Record<string, JsonSchema> = {
     description: 'Provision and suspend take no body: nothing, or `{}` whatever the content type; anything else is 400.',
   },
 };
-
-const SESSION_ID: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_SESSION_ID_CHARS };
 
 /** One chunk shape: the fields every chunk shares, then `choices` and any extra keys of that kind. */
 function chunk(choices: JsonSchema, extra: Record<string, JsonSchema> = {}): JsonSchema {
@@ -129,11 +112,16 @@ const CHAT_SCHEMAS: Record<string, JsonSchema> = {
     description:
       'OpenAI-style chat request; only the last message is acted on (a user prompt, or a `tool` reply answering a ' +
       `\`${PROVIDE_INPUT_TOOL}\` call). \`model\` and other OpenAI fields are accepted and ignored. The last user ` +
-      `message is at most ${MAX_PROMPT_CHARS} characters; \`approval_mode\` is one of ${APPROVAL_MODES.join(', ')} (default self-drive).`,
+      `message is at most ${MAX_PROMPT_CHARS} characters; \`approval_mode\` is one of ${APPROVAL_MODES.join(', ')} (default self-drive). ` +
+      'With `background: true` (default false) closing the connection does not cancel the run: it goes on and stays readable ' +
+      'with the run stream route.',
   },
   InvokeRequest: requestSchemaOf(invokeSchema),
   ChatSteered: strictObject({ session_id: SESSION_ID, status: { const: 'steered' } }),
-  InvokeAccepted: strictObject({ session_id: SESSION_ID, status: { enum: ['started', 'steered'] } }),
+  InvokeAccepted: {
+    ...strictObject({ session_id: SESSION_ID, status: { enum: ['started', 'steered'] }, run_id: UUID_SCHEMA }),
+    description: '`run_id` names the run started, or the going run the input was steered into.',
+  },
   Usage: strictObject({ prompt_tokens: NON_NEGATIVE_INTEGER, completion_tokens: NON_NEGATIVE_INTEGER, total_tokens: NON_NEGATIVE_INTEGER }),
   PermissionQuestion: strictObject({
     kind: { const: 'permission' },
@@ -282,6 +270,7 @@ const META_SCHEMAS: Record<string, JsonSchema> = {
 export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...INTERN_SCHEMAS,
   ...CHAT_SCHEMAS,
+  ...RUN_SCHEMAS,
   ...ERROR_SCHEMAS,
   ...DAEMON_SCHEMAS,
   ...ANALYTICS_SCHEMAS,

@@ -3,7 +3,16 @@ import type { RunCancelReason, RunProgressEvent, SessionOrigin } from './session
 
 export type SessionCommand =
   | { type: 'OpenSession'; sessionId: string; internId: string; callerId: string; origin: SessionOrigin; at: string }
-  | { type: 'StartRun'; runId: string; prompt: string; approvalMode: ApprovalMode; model: string; ownerId: string; at: string }
+  | {
+      type: 'StartRun';
+      runId: string;
+      prompt: string;
+      approvalMode: ApprovalMode;
+      model: string;
+      ownerId: string;
+      origin: SessionOrigin;
+      at: string;
+    }
   | { type: 'JoinPrompt'; text: string; at: string }
   | { type: 'RecordProgress'; runId: string; events: RunProgressEvent[] }
   | { type: 'AskQuestion'; runId: string; toolCallId: string; question: Question; expiresAt: string }

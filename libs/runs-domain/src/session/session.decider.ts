@@ -5,6 +5,8 @@ import type { RunProgressEvent, SessionEvent, SessionOrigin } from './session.ev
 
 export interface ActiveRun {
   runId: string;
+  /** Chat or invoke started it (the session's origin for runs recorded before runs had their own). */
+  origin: SessionOrigin;
   approvalMode: ApprovalMode;
   model: string;
   ownerId: string;
@@ -86,10 +88,11 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
   switch (event.type) {
     case 'RunStarted': {
       const { runId, approvalMode, model, ownerId } = event.data;
+      const origin = event.data.origin ?? state.origin;
       return {
         ...state,
         runCount: state.runCount + 1,
-        activeRun: { runId, approvalMode, model, ownerId, openQuestion: null, promptTokens: 0, completionTokens: 0, usageReported: false },
+        activeRun: { runId, origin, approvalMode, model, ownerId, openQuestion: null, promptTokens: 0, completionTokens: 0, usageReported: false },
       };
     }
     case 'UsageRecorded':
@@ -181,8 +184,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
     case 'StartRun': {
       const open = requireOpen(state);
       if (open.activeRun !== null) throw new DomainError('busy', 'a run is already going in this session');
-      const { runId, prompt, approvalMode, model, ownerId, at } = command;
-      return [{ type: 'RunStarted', data: { runId, prompt, approvalMode, model, ownerId, at } }];
+      const { runId, prompt, approvalMode, model, ownerId, origin, at } = command;
+      return [{ type: 'RunStarted', data: { runId, prompt, approvalMode, model, ownerId, origin, at } }];
     }
     case 'JoinPrompt': {
       const run = requireActiveRun(state);

@@ -27,7 +27,7 @@ const opened: SessionOpened = {
 
 const started = (runId: string, prompt = `prompt of ${runId}`): RunStarted => ({
   type: 'RunStarted',
-  data: { runId, prompt, approvalMode: 'manual', model: 'model-a', ownerId: 'owner-1', at },
+  data: { runId, prompt, approvalMode: 'manual', model: 'model-a', ownerId: 'owner-1', origin: 'chat', at },
 });
 
 const permission: PermissionQuestion = {
@@ -81,6 +81,7 @@ const startRun = (runId: string): SessionCommand => ({
   approvalMode: 'manual',
   model: 'model-a',
   ownerId: 'owner-1',
+  origin: 'chat',
   at,
 });
 

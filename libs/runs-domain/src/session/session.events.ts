@@ -27,6 +27,8 @@ export interface RunStarted {
     model: string;
     /** The runs replica that executes the run and serves the session subject. */
     ownerId: string;
+    /** Chat or invoke started it (a chat may go on in an invoke session); absent before runs were resources: the session's. */
+    origin?: SessionOrigin;
     at: string;
   };
 }

@@ -111,6 +111,22 @@ describe('OpenAiCompatibleProvider', () => {
   afterAll(() => fake.stop());
   beforeEach(() => fake.received.splice(0));
 
+  it("reads a stream whose events carry id: lines, as this platform's own chat streams do (CONTRACT section 12)", async () => {
+    fake.answer = (res) => {
+      startSse(res);
+      // Numbered like a run's chunks: `id:` before `data:`; [DONE] has none.
+      [chunk({ role: 'assistant' }), chunk({ content: 'Hi' }), chunk({}, 'stop'), usageChunk(2, 1)].forEach((event, index) => {
+        res.write(`id: ${index + 1}\n${sse(event)}`);
+      });
+      res.end(sse('[DONE]'));
+    };
+    const events = await collect(provider.streamTurn(request()));
+    expect(events).toEqual([
+      { type: 'content', text: 'Hi' },
+      { type: 'usage', promptTokens: 2, completionTokens: 1 },
+    ]);
+  });
+
   it('streams content deltas, then usage, and sends the mapped conversation', async () => {
     fake.answer = (res) => {
       startSse(res);

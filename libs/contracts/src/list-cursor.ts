@@ -1,11 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { DomainError } from '@interns/contracts';
+import { DomainError } from './errors';
 
-/** Position after which a list page starts: newest first, so (created_at, id) descending. */
+/**
+ * Position after which a list page starts: newest first, so (created_at, id) descending. `scope` is what the
+ * list was of (the workspace of an intern list, the intern of a run list): a cursor is refused elsewhere.
+ */
 export interface ListPosition {
   createdAt: string;
   id: string;
-  workspaceId: string;
+  scope: string;
 }
 
 /** Opaque, tamper-evident list cursors: base64url JSON plus an HMAC over it. */
@@ -13,7 +16,7 @@ export class CursorCodec {
   constructor(private readonly secret: string) {}
 
   encode(position: ListPosition): string {
-    const payload = Buffer.from(JSON.stringify([position.createdAt, position.id, position.workspaceId])).toString(
+    const payload = Buffer.from(JSON.stringify([position.createdAt, position.id, position.scope])).toString(
       'base64url',
     );
     return `${payload}.${this.sign(payload)}`;
@@ -35,8 +38,8 @@ export class CursorCodec {
     if (!Array.isArray(parsed) || parsed.length !== 3 || !parsed.every((part) => typeof part === 'string')) {
       throw invalid();
     }
-    const [createdAt, id, workspaceId] = parsed as [string, string, string];
-    return { createdAt, id, workspaceId };
+    const [createdAt, id, scope] = parsed as [string, string, string];
+    return { createdAt, id, scope };
   }
 
   private sign(payload: string): string {

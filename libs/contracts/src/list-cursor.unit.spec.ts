@@ -1,12 +1,12 @@
-import { DomainError } from '@interns/contracts';
-import { CursorCodec } from './cursor';
+import { DomainError } from './errors';
+import { CursorCodec } from './list-cursor';
 
 describe('CursorCodec', () => {
   const codec = new CursorCodec('secret-one');
   const position = {
     createdAt: '2026-11-21T10:00:00.123Z',
     id: '0b6f0a4e-8f7c-4f43-9d0e-5f5b1a2c3d4e',
-    workspaceId: '6a1e5f0c-1111-4222-8333-944455556666',
+    scope: '6a1e5f0c-1111-4222-8333-944455556666',
   };
 
   it('round-trips a position', () => {

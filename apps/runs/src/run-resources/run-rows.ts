@@ -1,0 +1,51 @@
+import type { Principal, Question, RunOpenQuestion, RunResource } from '@interns/contracts';
+import { callerId, type RunOrigin, type RunStatus } from '@interns/contracts';
+
+/** The columns of `runs.runs` a Run shows. */
+export const RUN_COLUMNS = `id, intern_id, session_id, origin, run_status, run_finish_reason, model, usage_reported,
+  prompt_tokens, completion_tokens, open_question, started_at, ended_at, caller_id, approval_mode`;
+
+export interface RunRow {
+  id: string;
+  intern_id: string;
+  session_id: string;
+  origin: RunOrigin;
+  run_status: RunStatus;
+  run_finish_reason: RunResource['finish_reason'];
+  model: string;
+  usage_reported: boolean;
+  prompt_tokens: number;
+  completion_tokens: number;
+  open_question: RunOpenQuestion | null;
+  started_at: Date;
+  ended_at: Date | null;
+  caller_id: string;
+  approval_mode: string;
+}
+
+export function toRunResource(row: RunRow): RunResource {
+  return {
+    id: row.id,
+    intern_id: row.intern_id,
+    session_id: row.session_id,
+    origin: row.origin,
+    status: row.run_status,
+    finish_reason: row.run_finish_reason,
+    model: row.model,
+    usage: row.usage_reported
+      ? { prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens, total_tokens: row.prompt_tokens + row.completion_tokens }
+      : null,
+    open_question: row.open_question === null ? null : { ...row.open_question, arguments: row.open_question.arguments as Question },
+    created_at: row.started_at.toISOString(),
+    ended_at: row.ended_at?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Which of an intern's runs the caller sees (CONTRACT section 12), once the intern itself is visible to it:
+ * organization keys of its workspace and the intern's own keys see all of them; a member (or a user key) only
+ * the runs it started. Null: no restriction; else the caller id a run must have.
+ */
+export function runViewerOf(principal: Principal): string | null {
+  return principal.kind === 'organization' || principal.kind === 'intern' ? null : callerId(principal);
+}
