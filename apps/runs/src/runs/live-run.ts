@@ -69,11 +69,12 @@ class RunStopped extends Error {
 }
 
 /**
- * One going run on its owning replica: its life from start to recorded end, and its link to the client.
- * Messages for it (steering, answers, a client that left, the intern ending it) arrive through `receive`;
- * it stops on them, on its deadlines, or on shutdown, and asks the caller when the loop needs an answer.
- * The model turns and tools are the AgentLoop's, shell consent is the session's (`shellConsent`), the
- * response's chunks and endings are the RunResponsePublisher's.
+ * One going run on its owning replica: its life from start to recorded end, its chunk log, and its link to
+ * the client. Messages for it (steering, answers, a client that left, a cancel, the intern ending it) arrive
+ * through `receive`; it stops on them, on its deadlines, or on shutdown, and asks the caller when the loop
+ * needs an answer. The model turns and tools are the AgentLoop's, shell consent is the session's
+ * (`shellConsent`), the responses' chunks and endings are the RunResponsePublisher's, each written to the run's
+ * log (RunChunkLog) and, while a client reads it live, to its chat stream.
  */
 export class LiveRun {
   private readonly logger = new Logger('Run');
