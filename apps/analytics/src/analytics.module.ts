@@ -8,7 +8,8 @@ import { analyticsQueryNatsController } from './query/analytics-query.nats.contr
 
 /**
  * The analytics service: its NATS queries (ping, the catalogue, the query of CONTRACT section 14) and the
- * consumers of the integration event streams. `forRoot` builds the query service and the consumers (docs/architecture.md, "Dependency injection"); Nest starts and stops them with the app.
+ * consumers of the integration event streams. `forRoot` builds the query service and the consumers
+ * (docs/architecture.md, "Dependency injection"); Nest starts and stops them with the app.
  */
 @Module({})
 export class AnalyticsModule {
