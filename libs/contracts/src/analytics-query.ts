@@ -99,7 +99,8 @@ const unknownName = (kind: string) => (issue: { input?: unknown }) => `unknown $
 
 const metric = z.enum(ANALYTICS_METRIC_NAMES, { error: unknownName('metric') });
 const dimension = z.enum(ANALYTICS_DIMENSION_NAMES, { error: unknownName('dimension') });
-const scalar = z.union([z.string().max(ANALYTICS_QUERY_LIMITS.maxValueChars, `values are at most ${ANALYTICS_QUERY_LIMITS.maxValueChars} characters`), z.number()], {
+const { maxValueChars, maxFilterValues, maxDimensions, maxFilters } = ANALYTICS_QUERY_LIMITS;
+const scalar = z.union([z.string().max(maxValueChars, `values are at most ${maxValueChars} characters`), z.number()], {
   error: 'must be a string or a number',
 });
 const timestamp = z.string({ error: 'must be an ISO 8601 UTC timestamp' }).regex(UTC_TIMESTAMP, {
@@ -114,7 +115,7 @@ function count(name: string, max: number) {
 const filterSchema = z.strictObject({
   field: z.enum(ANALYTICS_DIMENSION_NAMES, { error: unknownName('filter field') }),
   operator: z.enum(ANALYTICS_OPERATOR_NAMES, { error: unknownName('operator') }),
-  value: z.union([scalar, z.array(scalar).max(ANALYTICS_QUERY_LIMITS.maxFilterValues, `at most ${ANALYTICS_QUERY_LIMITS.maxFilterValues} values`)], {
+  value: z.union([scalar, z.array(scalar).max(maxFilterValues, `at most ${maxFilterValues} values`)], {
     error: 'must be a string, a number or a list of those',
   }),
   include_unset: z.boolean().optional(),
@@ -122,8 +123,11 @@ const filterSchema = z.strictObject({
 
 export const analyticsQuerySchema = z.strictObject({
   metrics: z.array(metric, { error: 'must be a list of metric names' }).min(1, 'name at least one metric'),
-  dimensions: z.array(dimension, { error: 'must be a list of dimension names' }).max(ANALYTICS_QUERY_LIMITS.maxDimensions, `at most ${ANALYTICS_QUERY_LIMITS.maxDimensions} dimensions`).optional(),
-  filters: z.array(filterSchema, { error: 'must be a list of filters' }).max(ANALYTICS_QUERY_LIMITS.maxFilters, `at most ${ANALYTICS_QUERY_LIMITS.maxFilters} filters`).optional(),
+  dimensions: z
+    .array(dimension, { error: 'must be a list of dimension names' })
+    .max(maxDimensions, `at most ${maxDimensions} dimensions`)
+    .optional(),
+  filters: z.array(filterSchema, { error: 'must be a list of filters' }).max(maxFilters, `at most ${maxFilters} filters`).optional(),
   granularity: z.enum(ANALYTICS_GRANULARITY_NAMES, { error: unknownName('granularity') }).optional(),
   time_range: z.strictObject({ start: timestamp, end: timestamp }).optional(),
   order_by: z
@@ -144,7 +148,10 @@ function invalid(message: string): DomainError {
 
 /** `filters[1].value`, `time_range.start`: where the first broken rule is, as a client wrote it. */
 function pathOf(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)), '');
+  return path.reduce<string>((text, key) => {
+    if (typeof key === 'number') return `${text}[${key}]`;
+    return text ? `${text}.${String(key)}` : String(key);
+  }, '');
 }
 
 function describeIssue(error: z.ZodError): string {

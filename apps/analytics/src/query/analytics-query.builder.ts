@@ -67,8 +67,10 @@ const sortOf = (direction: AnalyticsSortDirection) => (direction === 'asc' ? 'AS
 /** Dimension values sort in byte order, as the order operators compare them. */
 const dimensionSort = (dimension: AnalyticsDimensionName, direction: AnalyticsSortDirection) =>
   `${DIMENSION_COLUMNS[dimension]} COLLATE "C" ${sortOf(direction)} ${NULLS_LAST}`;
-const isMetric = (query: AnalyticsQuery, field: string): field is AnalyticsMetricName => (query.metrics as string[]).includes(field);
-const isDimension = (query: AnalyticsQuery, field: string): field is AnalyticsDimensionName => (query.dimensions as string[]).includes(field);
+const isMetric = (query: AnalyticsQuery, field: string): field is AnalyticsMetricName =>
+  (query.metrics as string[]).includes(field);
+const isDimension = (query: AnalyticsQuery, field: string): field is AnalyticsDimensionName =>
+  (query.dimensions as string[]).includes(field);
 
 /**
  * The row order: `order_by` first, then the default keys as tie-breakers (so a limit always cuts the same rows):
@@ -136,9 +138,8 @@ export function buildAnalyticsSql(query: AnalyticsQuery, organizationId: string)
 
   const withGroups = query.group_limit !== undefined && query.dimensions.length > 0;
   const topGroups = withGroups ? topGroupsClause(query, where, query.group_limit as number, parameters) : '';
-  const inTopGroups = withGroups
-    ? ` AND ARRAY[${query.dimensions.map((dimension) => DIMENSION_COLUMNS[dimension]).join(', ')}]::text[] IN (SELECT group_key FROM top_groups)`
-    : '';
+  const groupKey = `ARRAY[${query.dimensions.map((dimension) => DIMENSION_COLUMNS[dimension]).join(', ')}]::text[]`;
+  const inTopGroups = withGroups ? ` AND ${groupKey} IN (SELECT group_key FROM top_groups)` : '';
   // Without dimensions or buckets there is no GROUP BY: totals are one row, zeros when nothing matched.
   const groupBy = groupCount === 0 ? '' : ` GROUP BY ${Array.from({ length: groupCount }, (_, i) => i + 1).join(', ')}`;
   const text =

@@ -77,7 +77,12 @@ describe('analytics query', () => {
     });
 
     it('names every dimension by its catalogue name', async () => {
-      const [row] = await rows({ metrics: ['run_count'], dimensions: ['api_key_id', 'origin'], filters: [{ field: 'intern', operator: 'eq', value: 'i-2' }, { field: 'workspace', operator: 'eq', value: 'ws-main' }, { field: 'finish_reason', operator: 'eq', value: 'stop' }] });
+      const filters = [
+        { field: 'intern', operator: 'eq', value: 'i-2' },
+        { field: 'workspace', operator: 'eq', value: 'ws-main' },
+        { field: 'finish_reason', operator: 'eq', value: 'stop' },
+      ];
+      const [row] = await rows({ metrics: ['run_count'], dimensions: ['api_key_id', 'origin'], filters });
       expect(row).toEqual({ api_key_id: '42', origin: 'invoke', run_count: 1 });
     });
   });

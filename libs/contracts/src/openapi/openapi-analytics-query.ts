@@ -9,10 +9,10 @@ import { JsonSchema, nullable, ref, requestSchemaOf, strictObject, TIMESTAMP } f
 import { jsonBody, MANAGEMENT_SECURITY, OpenApiPathItem } from './openapi-operation';
 import { analyticsErrorResponses, jsonResponse } from './openapi-responses';
 
+const dimensionSchema = (label: string): JsonSchema => ({ ...nullable({ type: 'string' }), description: `${label}; null when unset.` });
+
 const ROW_PROPERTIES: Record<string, JsonSchema> = {
-  ...Object.fromEntries(
-    ANALYTICS_CATALOGUE.dimensions.map((dimension) => [dimension.name, { ...nullable({ type: 'string' }), description: `${dimension.display_label}; null when unset.` }]),
-  ),
+  ...Object.fromEntries(ANALYTICS_CATALOGUE.dimensions.map((dimension) => [dimension.name, dimensionSchema(dimension.display_label)])),
   [ANALYTICS_DATE_FIELD]: { ...TIMESTAMP, description: 'The start of the bucket (UTC), with a granularity.' },
   ...Object.fromEntries(ANALYTICS_CATALOGUE.metrics.map((metric) => [metric.name, { type: 'number', description: metric.display_label }])),
 };

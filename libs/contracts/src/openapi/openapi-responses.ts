@@ -203,7 +203,10 @@ export function analyticsErrorResponses(options: { body?: boolean } = {}): OpenA
     '403': response(403, `A valid credential that is not a management key: \`${ANALYTICS_ERROR_MESSAGES.managementOnly}\`.`),
     ...(options.body
       ? {
-          '400': response(400, 'Malformed JSON, an unknown field, an unknown metric, dimension, operator or granularity, or a rule broken; the message names it.'),
+          '400': response(
+            400,
+            'Malformed JSON, an unknown field, an unknown metric, dimension, operator or granularity, or a rule broken; the message names it.',
+          ),
           '413': response(413, REASON_WHEN.payload_too_large),
           '415': response(415, REASON_WHEN.unsupported_media_type),
         }
