@@ -13,4 +13,5 @@ export * from './runs';
 export * from './chat-validation';
 export * from './daemon';
 export * from './analytics';
+export * from './analytics-query';
 export * from './openapi/index';

@@ -66,6 +66,7 @@ const RUNS_CALLERS: Callers<Subjects['runs']> = {
 const ANALYTICS_CALLERS: Callers<Subjects['analytics']> = {
   ping: PROBE,
   meta: ['gateway'],
+  query: ['gateway'],
 };
 
 /** Chat frames (`runs.stream.<id>`): published by the run's owner, read by the gateway relaying them. */

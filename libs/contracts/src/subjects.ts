@@ -62,7 +62,7 @@ export const RUNTIME_COMMANDS = {
   archive: 'runtime-archive',
   removeDisk: 'runtime-remove-disk',
 } as const;
-export const ANALYTICS_QUERIES = { ping: 'ping', meta: 'meta' } as const;
+export const ANALYTICS_QUERIES = { ping: 'ping', meta: 'meta', query: 'query' } as const;
 
 export function subjectsFor(prefix: string) {
   const p = assertPrefix(prefix);
@@ -117,6 +117,7 @@ export function subjectsFor(prefix: string) {
     analytics: {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),
       meta: qry('analytics', ANALYTICS_QUERIES.meta),
+      query: qry('analytics', ANALYTICS_QUERIES.query),
     },
     /** Integration event subject: `<prefix>.evt.<publishing service>.<type>`, e.g. `interns.evt.runs.run.completed`. */
     integrationEvent: (type: IntegrationEventType) => `${p}.evt.${INTEGRATION_EVENT_TYPES[type].source}.${type}`,

@@ -1,19 +1,28 @@
 import { performance } from 'node:perf_hooks';
-import { Controller, Get, Inject, Req } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { subjectsFor } from '@interns/contracts';
-import type { AnalyticsMetaReply, AnalyticsMetaRequest, PlatformConfig, Subjects } from '@interns/contracts';
+import { parseAnalyticsQuery, subjectsFor } from '@interns/contracts';
+import type {
+  AnalyticsMetaReply,
+  AnalyticsMetaRequest,
+  AnalyticsQueryReply,
+  AnalyticsQueryRequest,
+  PlatformConfig,
+  Subjects,
+} from '@interns/contracts';
 import { CredentialResolver } from '@interns/identity';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
 import { AuthFailureLimiter } from '../auth-failure-limiter';
+import { jsonBodyOf } from '../body-rules';
 import { clientAddressOf } from '../client-address';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
 import { requireManagementKey } from './management-key.check';
 
 /**
- * `/api/v1/analytics` (CONTRACT section 9). The admission hook's intern checks leave these routes alone: they have
- * their own credential rule (management keys only) and error shape (no `metadata`, see
- * api-exception.filter.ts). The catalogue is asked of the analytics service, which owns what can be queried.
+ * `/api/v1/analytics` (CONTRACT sections 9 and 14). The admission hook's intern checks leave these routes alone:
+ * they have their own credential rule (management keys only) and error shape (no `metadata`, see
+ * api-exception.filter.ts). The catalogue and the queries are asked of the analytics service, which owns what can
+ * be queried.
  */
 @Controller('analytics')
 export class AnalyticsHttpController {
@@ -30,15 +39,38 @@ export class AnalyticsHttpController {
 
   @Get('meta')
   async meta(@Req() request: FastifyRequest): Promise<AnalyticsMetaReply> {
-    const credential = await requireManagementKey(this.resolver, request.headers.authorization, {
+    const credential = await this.managementKey(request);
+    const correlationId = request.gateway?.correlationId ?? '';
+    const payload: AnalyticsMetaRequest = { correlationId, organizationId: credential.organizationId };
+    return this.ask<AnalyticsMetaReply>(request, this.subjects.analytics.meta, payload);
+  }
+
+  /**
+   * The credential first (401/403, like meta), then the body rules (415, 400 naming the broken rule): a caller
+   * without a management key learns nothing about the body. The organization is the key's, never the body's.
+   * Only the size limit (413) comes before the credential: Fastify enforces it while reading, before any route.
+   */
+  @Post('query')
+  @HttpCode(200)
+  async query(@Req() request: FastifyRequest): Promise<AnalyticsQueryReply> {
+    const credential = await this.managementKey(request);
+    const query = parseAnalyticsQuery(jsonBodyOf(request));
+    const correlationId = request.gateway?.correlationId ?? '';
+    const payload: AnalyticsQueryRequest = { correlationId, organizationId: credential.organizationId, query };
+    return this.ask<AnalyticsQueryReply>(request, this.subjects.analytics.query, payload);
+  }
+
+  private managementKey(request: FastifyRequest) {
+    return requireManagementKey(this.resolver, request.headers.authorization, {
       limiter: this.authFailures,
       address: clientAddressOf(request, this.config.trustForwardedFor),
     });
-    const correlationId = request.gateway?.correlationId ?? '';
-    const payload: AnalyticsMetaRequest = { correlationId, organizationId: credential.organizationId };
-    return this.rpc.request<AnalyticsMetaReply>(this.subjects.analytics.meta, payload, {
-      timeoutMs: remainingDeadlineMs(request, this.subjects.analytics.meta),
-      correlationId,
+  }
+
+  private ask<T>(request: FastifyRequest, subject: string, payload: AnalyticsMetaRequest | AnalyticsQueryRequest): Promise<T> {
+    return this.rpc.request<T>(subject, payload, {
+      timeoutMs: remainingDeadlineMs(request, subject),
+      correlationId: payload.correlationId,
     });
   }
 }

@@ -482,6 +482,17 @@ describe('GET /analytics/meta', () => {
   });
 });
 
+describe('POST /analytics/query', () => {
+  it('answers rows to a management key, and refusals without metadata', async () => {
+    const body = { metrics: ['run_count', 'avg_latency'], dimensions: ['model'], granularity: 'hour', order_by: { field: 'date', direction: 'asc' } };
+    expect((await call(`${API}/analytics/query`, { method: 'POST', token: KEYS.management, json: body })).status).toBe(200);
+    const refused = await call(`${API}/analytics/query`, { method: 'POST', token: KEYS.management, json: { metrics: ['cost'] } });
+    expect(refused.body).toEqual({ error: { code: 400, message: 'metrics[0]: unknown metric "cost"' } });
+    expect((await call(`${API}/analytics/query`, { method: 'POST', json: body })).status).toBe(401);
+    expect((await call(`${API}/analytics/query`, { method: 'POST', token: KEYS.alice, json: body })).status).toBe(403);
+  });
+});
+
 describe('coverage', () => {
   it('exercised every documented operation with a success, and every error status the contract names', () => {
     const exercised = [...validator.exercised];

@@ -30,6 +30,7 @@ import {
   signingKeys,
   suspend,
 } from './openapi-paths';
+import { analyticsQuery } from './openapi-analytics-query';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
@@ -102,7 +103,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Chat', description: 'Chat completions and invoke (sections 6-7).' },
     { name: 'Runs', description: 'Runs as resources, resumable streams and the question inbox (section 12).' },
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },
-    { name: 'Analytics', description: 'Analytics catalogue (section 9).' },
+    { name: 'Analytics', description: 'Analytics catalogue and query (sections 9 and 14).' },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -126,6 +127,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/interns/{intern_id}/daemon-access/sign': deprecatedAlias(daemonSign, '/interns/{intern_id}/daemon/sign'),
     '/daemon/signing-keys': signingKeys,
     '/analytics/meta': analyticsMeta,
+    '/analytics/query': analyticsQuery,
     [OPENAPI_DOCUMENT_PATH]: openApiDocumentPath,
   },
   components: {

@@ -184,8 +184,8 @@ function errorBodyOf(status: number, reasons: ErrorReason[]): JsonSchema {
   });
 }
 
-/** Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9). */
-export function analyticsErrorResponses(): OpenApiResponses {
+/** Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9); `body`: a route that reads one. */
+export function analyticsErrorResponses(options: { body?: boolean } = {}): OpenApiResponses {
   const response = (status: number, description: string, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
     description,
     headers: { ...commonHeaders(), ...headers },
@@ -201,6 +201,16 @@ export function analyticsErrorResponses(): OpenApiResponses {
       `No \`Authorization\` header: \`${ANALYTICS_ERROR_MESSAGES.missingHeader}\`; unknown or unusable credential: \`${UNAUTHENTICATED_MESSAGE}\`.`,
     ),
     '403': response(403, `A valid credential that is not a management key: \`${ANALYTICS_ERROR_MESSAGES.managementOnly}\`.`),
+    ...(options.body
+      ? {
+          '400': response(
+            400,
+            'Malformed JSON, an unknown field, an unknown metric, dimension, operator or granularity, or a rule broken; the message names it.',
+          ),
+          '413': response(413, REASON_WHEN.payload_too_large),
+          '415': response(415, REASON_WHEN.unsupported_media_type),
+        }
+      : {}),
     '408': response(408, REASON_WHEN.timeout),
     '500': response(500, REASON_WHEN.internal_error, { 'Retry-After': headerRef('RetryAfter') }),
   };

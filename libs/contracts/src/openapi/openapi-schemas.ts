@@ -12,6 +12,7 @@ import { ERROR_REASONS } from '../errors';
 import { INTERN_STATUSES } from '../intern';
 import { createInternSchema, deleteInternSchema, MODEL_PATTERN, NAME_PATTERN, updateInternSchema } from '../validation';
 import { JsonSchema, listPage, NON_EMPTY_STRING, nullable, ref, requestSchemaOf, SESSION_ID, strictObject, TIMESTAMP, UUID_SCHEMA } from './json-schema';
+import { ANALYTICS_QUERY_SCHEMAS } from './openapi-analytics-query';
 import { RUN_SCHEMAS } from './openapi-run-schemas';
 
 const SHA256_HEX: JsonSchema = { type: 'string', pattern: '^[0-9a-f]{64}$' };
@@ -274,5 +275,6 @@ export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...ERROR_SCHEMAS,
   ...DAEMON_SCHEMAS,
   ...ANALYTICS_SCHEMAS,
+  ...ANALYTICS_QUERY_SCHEMAS,
   ...META_SCHEMAS,
 };
