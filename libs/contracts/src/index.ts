@@ -14,3 +14,4 @@ export * from './chat-validation';
 export * from './daemon';
 export * from './analytics';
 export * from './openapi/index';
+export * from './webhooks';
