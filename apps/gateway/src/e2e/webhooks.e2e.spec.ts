@@ -204,8 +204,8 @@ describe('deliveries', () => {
     const statuses = byType('intern.status_changed').filter((request) => payloadOf(request).data.intern_id === internId);
     expect(statuses.map((request) => payloadOf(request).data.status)).toContain('running');
     expect(Object.keys(payloadOf(statuses[0]).data).sort()).toEqual(['intern_id', 'previous_status', 'progress', 'status']);
-    const completed = byType('run.completed').find((request) => payloadOf(request).data.run_id === completedRun);
-    expect(payloadOf(completed!).data).toEqual({
+    const [completed] = byType('run.completed').filter((request) => payloadOf(request).data.run_id === completedRun);
+    expect(payloadOf(completed).data).toEqual({
       intern_id: internId,
       run_id: completedRun,
       session_id: expect.stringMatching(UUID),
@@ -213,10 +213,10 @@ describe('deliveries', () => {
       finish_reason: 'stop',
       usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) },
     });
-    const failed = byType('run.failed').find((request) => payloadOf(request).data.run_id === failedRun);
+    const [failed] = byType('run.failed').filter((request) => payloadOf(request).data.run_id === failedRun);
     // The integration event's `error` is not part of the contract's payload.
-    expect(Object.keys(payloadOf(failed!).data).sort()).toEqual(['finish_reason', 'intern_id', 'origin', 'run_id', 'session_id', 'usage']);
-    expect(payloadOf(failed!).data.finish_reason).toBe('error');
+    expect(Object.keys(payloadOf(failed).data).sort()).toEqual(['finish_reason', 'intern_id', 'origin', 'run_id', 'session_id', 'usage']);
+    expect(payloadOf(failed).data.finish_reason).toBe('error');
     const [question] = byType('question.opened');
     expect(Object.keys(payloadOf(question).data).sort()).toEqual(['arguments', 'expires_at', 'intern_id', 'run_id', 'session_id', 'tool_call_id']);
     expect(payloadOf(question).data.arguments).toMatchObject({ kind: 'elicitation', message: 'which colour?' });
