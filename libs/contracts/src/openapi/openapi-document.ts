@@ -31,6 +31,7 @@ import {
   suspend,
 } from './openapi-paths';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
+import { oneWebhook, webhookDeliveries, webhooks } from './openapi-webhook-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
 import type { JsonSchema } from './json-schema';
@@ -103,6 +104,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Runs', description: 'Runs as resources, resumable streams and the question inbox (section 12).' },
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },
     { name: 'Analytics', description: 'Analytics catalogue (section 9).' },
+    { name: 'Webhooks', description: "A workspace's webhook endpoints and their deliveries (section 13)." },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -126,6 +128,9 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/interns/{intern_id}/daemon-access/sign': deprecatedAlias(daemonSign, '/interns/{intern_id}/daemon/sign'),
     '/daemon/signing-keys': signingKeys,
     '/analytics/meta': analyticsMeta,
+    '/webhooks': webhooks,
+    '/webhooks/{webhook_id}': oneWebhook,
+    '/webhooks/{webhook_id}/deliveries': webhookDeliveries,
     [OPENAPI_DOCUMENT_PATH]: openApiDocumentPath,
   },
   components: {
