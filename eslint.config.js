@@ -30,6 +30,7 @@ function moduleBoundaries({ testCode }) {
         { sourceTag: 'scope:lifecycle', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:lifecycle'] },
         { sourceTag: 'scope:runs', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:runs'] },
         { sourceTag: 'scope:analytics', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:analytics'] },
+        { sourceTag: 'scope:webhooks', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:webhooks'] },
         { sourceTag: 'scope:service-shared', onlyDependOnLibsWithTags: ['scope:shared'] },
         { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:shared', 'scope:identity'] },
         { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:shared'] },

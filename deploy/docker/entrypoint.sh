@@ -1,6 +1,6 @@
 #!/bin/sh
 # The image's entry point. APP (a build argument, baked into the image) picks what runs:
-#   APP=gateway|lifecycle|runs|analytics  serve that app, or run `<image> migrate` to apply its schema and exit
+#   APP=gateway|lifecycle|runs|analytics|webhooks  serve that app, or run `<image> migrate` to apply its schema and exit
 #   APP=migrations                        apply every app's schema and exit (compose `migrations`, the Kubernetes Job)
 # and in every image `<image> admin <command> ...`: the admin CLI (compose's `nats-setup` step and `admin` tool).
 # `exec`: node replaces the shell, so tini's signals (SIGTERM on stop) reach it directly.
@@ -11,9 +11,9 @@ if [ "${1:-}" = admin ]; then
 fi
 case "${APP:-}" in
   migrations) exec sh ./migrate-all.sh ;;
-  gateway | lifecycle | runs | analytics) exec node "dist/apps/${APP}/src/main.js" "$@" ;;
+  gateway | lifecycle | runs | analytics | webhooks) exec node "dist/apps/${APP}/src/main.js" "$@" ;;
   *)
-    echo "unknown APP \"${APP:-}\": expected gateway, lifecycle, runs, analytics or migrations" >&2
+    echo "unknown APP \"${APP:-}\": expected gateway, lifecycle, runs, analytics, webhooks or migrations" >&2
     exit 64
     ;;
 esac

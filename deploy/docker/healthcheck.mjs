@@ -11,6 +11,7 @@ const ports = {
   lifecycle: config.lifecyclePort,
   runs: config.runsPort,
   analytics: config.analyticsPort,
+  webhooks: config.webhooksPort,
 };
 const port = ports[process.env.APP];
 if (port === undefined) {

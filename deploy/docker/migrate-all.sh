@@ -4,7 +4,7 @@
 # The gateway's command migrates the identity schema. Every image carries every app's build, so this runs
 # in any of them; APP=migrations makes it the default command.
 set -eu
-for app in gateway lifecycle runs analytics; do
+for app in gateway lifecycle runs analytics webhooks; do
   node "dist/apps/${app}/src/main.js" migrate
 done
 echo "all schemas migrated"

@@ -9,12 +9,13 @@ import { HealthHttpController } from '../../libs/service-runtime/src/health.http
 
 type PortKey = { [K in keyof PlatformConfig]: PlatformConfig[K] extends number ? K : never }[keyof PlatformConfig];
 
-/** The four deployable apps and the config field each listens on. */
+/** The deployable apps and the config field each listens on. */
 export const APPS: readonly { app: ServiceName; portKey: PortKey }[] = [
   { app: 'gateway', portKey: 'gatewayPort' },
   { app: 'lifecycle', portKey: 'lifecyclePort' },
   { app: 'runs', portKey: 'runsPort' },
   { app: 'analytics', portKey: 'analyticsPort' },
+  { app: 'webhooks', portKey: 'webhooksPort' },
 ];
 
 /** The one-shot step that applies every schema (compose service, Kubernetes Job). */
@@ -33,6 +34,7 @@ export const SECRETS_OF: Readonly<Record<ServiceName | typeof MIGRATIONS, readon
   lifecycle: ['DAEMON_SIGNING_KEY', 'DATABASE_URL'],
   runs: ['DATABASE_URL', 'MODEL_API_KEY'],
   analytics: ['DATABASE_URL'],
+  webhooks: ['DATABASE_URL'],
   migrations: ['DATABASE_URL'],
 };
 

@@ -63,7 +63,7 @@ describe('docker-compose.yml', () => {
     compose = readComposeFile('docker-compose.yml', {});
   });
 
-  it('has the infrastructure, the one-shot migrations and nats-setup steps, the four apps and the admin tool', () => {
+  it('has the infrastructure, the one-shot migrations and nats-setup steps, the apps and the admin tool', () => {
     expect(Object.keys(compose.services).sort()).toEqual([...INFRA, ...ONE_SHOTS, ...APPS.map(({ app }) => app)].sort());
     // The admin CLI is run on demand (`docker compose run --rm admin ...`), never by `up`.
     expect(compose.services[ADMIN].profiles).toEqual(['tools']);
@@ -142,7 +142,7 @@ describe('docker-compose.yml', () => {
 
   it('mounts into each process only its own NATS credentials, read-only, at its NATS_CREDS_DIR', () => {
     const processes = [...APPS.map(({ app }) => app), ADMIN];
-    expect([...processes].sort()).toEqual(NATS_PROCESSES.filter((process) => process !== 'webhooks').sort());
+    expect([...processes].sort()).toEqual([...NATS_PROCESSES].sort());
     for (const name of processes) {
       const service = compose.services[name];
       const credsDir = service.environment?.NATS_CREDS_DIR;

@@ -18,6 +18,7 @@ const APPS = [
   { app: 'lifecycle', schema: 'lifecycle', portVariable: 'LIFECYCLE_PORT' },
   { app: 'runs', schema: 'runs', portVariable: 'RUNS_PORT' },
   { app: 'analytics', schema: 'analytics', portVariable: 'ANALYTICS_PORT' },
+  { app: 'webhooks', schema: 'webhooks', portVariable: 'WEBHOOKS_PORT' },
 ] as const;
 
 /** Generous: the machine is shared and each node start loads the whole app. */

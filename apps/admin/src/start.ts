@@ -1,5 +1,5 @@
 /**
- * `npm start`: runs gateway, lifecycle, runs and analytics as separate processes in the foreground.
+ * `npm start`: runs gateway, lifecycle, runs, analytics and webhooks as separate processes in the foreground.
  * First it checks that PostgreSQL and NATS answer (one line naming what is missing, exit 1). Each service
  * creates the database if missing and applies its own schema's migrations before it serves (RUN_MIGRATIONS,
  * default true). Their JSON log lines are shown human-readable on a terminal (LOG_FORMAT overrides it).
@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { infrastructurePreflight } from './launcher/infrastructure-preflight';
 import { chooseLogFormat, colorsFor, type LogFormat, prettifyLines } from './launcher/log-format';
 
-const SERVICES = ['lifecycle', 'runs', 'analytics', 'gateway'] as const;
+const SERVICES = ['lifecycle', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
 const appsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STOP_GRACE_MS = 10000;
 

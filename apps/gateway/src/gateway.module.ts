@@ -20,6 +20,7 @@ import { OpenApiHttpController } from './openapi/openapi.http.controller';
 import { RequestAdmission } from './request-admission.hook';
 import { RunsHttpController } from './runs/runs.http.controller';
 import { ServiceClient } from './service.client';
+import { WebhooksHttpController } from './webhooks/webhooks.http.controller';
 
 /**
  * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
@@ -43,6 +44,7 @@ export class GatewayModule {
         DaemonHttpController,
         SigningKeysHttpController,
         OpenApiHttpController,
+        WebhooksHttpController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OAUTH_SCOPES } from '@interns/contracts';
 import type { PlatformConfig } from '@interns/contracts';
-import type { CredentialResolver } from '@interns/identity';
+import type { CredentialResolver, ResolvedCredential } from '@interns/identity';
 import type { AuthFailureLimiter } from './auth-failure-limiter';
 import type { HttpError } from './http-errors';
 import { endHttpServerSpan, runInRequestContext, startHttpServerSpan, tracingEnabled } from '@interns/observability';
@@ -13,6 +13,10 @@ import { clientAddressOf } from './client-address';
 import { apiError, rateLimitedError, sendHttpError, unauthenticatedError } from './http-errors';
 import { classifyInternRoute, InternRoute } from './intern-routes';
 import { regionalHostMatcher } from './regional-host';
+import { isWebhookRoute } from './webhooks/webhook-routes';
+
+/** The credentials CONTRACT section 13 admits to webhook routes; the others (management, intern keys) get 403. */
+const WEBHOOK_CREDENTIALS: ReadonlySet<string> = new Set(['user', 'organization', 'oauth']);
 
 /**
  * How a request is admitted into the gateway: the Fastify `onRequest` hook `admit`. For every request it mints
@@ -55,11 +59,11 @@ export class RequestAdmission {
     takeOverContentType(request, state);
 
     const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
-    if (route === null) return undefined;
-    if (route.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
-    const refusal = await (tracingEnabled()
-      ? runInRequestContext(state, () => this.check(request, route, state))
-      : this.check(request, route, state));
+    const webhookRoute = route === null && isWebhookRoute(request.routeOptions.url, request.url);
+    if (route === null && !webhookRoute) return undefined;
+    if (route?.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
+    const check = () => (route !== null ? this.check(request, route, state) : this.checkWebhookCaller(request, state));
+    const refusal = await (tracingEnabled() ? runInRequestContext(state, check) : check());
     if (refusal === null) return undefined;
     return sendHttpError(reply, refusal);
   };
@@ -87,21 +91,11 @@ export class RequestAdmission {
 
   /** Checks 1-5; null when the request may go on (with `state.principal` set). */
   private async check(request: FastifyRequest, route: InternRoute, state: GatewayRequestState): Promise<HttpError | null> {
-    if (this.isRegionalHost(request.headers.host)) {
-      return apiError('forbidden', 'this API is not served on regional hosts');
-    }
-
-    // Before the credential is looked at: an address that keeps failing costs no hash and no query.
-    const address = this.clientAddress(request);
-    const retryAfterSeconds = this.authFailures.retryAfterSeconds(address);
-    if (retryAfterSeconds !== null) return rateLimitedError(retryAfterSeconds, 'too many authentication failures from this address');
-
-    const credential = await this.resolver.resolve(request.headers.authorization);
-    const principal = credential === null ? null : principalOf(credential);
-    if (credential === null || principal === null) {
-      await this.authFailures.recordFailure(address);
-      return unauthenticatedError();
-    }
+    const authenticated = await this.authenticate(request);
+    if ('status' in authenticated) return authenticated;
+    const { credential, principal } = authenticated;
+    // Management keys (provisioning-only here) and credentials without a workspace.
+    if (principal === null) return this.unauthenticated(request);
 
     if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
     if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
@@ -113,6 +107,59 @@ export class RequestAdmission {
 
     state.principal = principal;
     return null;
+  }
+
+  /**
+   * Webhook routes (CONTRACT section 13): the intern routes' checks 1-4 in their order, except that management
+   * and intern keys are refused with 403 `forbidden` rather than 401 (they are valid credentials, not for
+   * these routes). Lifecycle writes (check 5) are about interns and do not apply.
+   */
+  private async checkWebhookCaller(request: FastifyRequest, state: GatewayRequestState): Promise<HttpError | null> {
+    const authenticated = await this.authenticate(request);
+    if ('status' in authenticated) return authenticated;
+    const { credential, principal } = authenticated;
+    if (!WEBHOOK_CREDENTIALS.has(credential.kind)) {
+      return apiError('forbidden', 'webhooks are managed with user or organization keys or OAuth tokens');
+    }
+    // A user or organization key without a workspace: there is no default one.
+    if (principal === null) return this.unauthenticated(request);
+
+    if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
+    if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
+      return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
+    }
+    if (!credential.organization.programme) return apiError('not_found', 'not found');
+
+    state.principal = principal;
+    return null;
+  }
+
+  /**
+   * Checks 1 and 2 as far as every route shares them: the regional host, then the credential. A credential that
+   * resolves is returned with its principal (null: a management key or no workspace) for the route's rules to
+   * judge; an unusable one is 401 and counts against the client address.
+   */
+  private async authenticate(
+    request: FastifyRequest,
+  ): Promise<HttpError | { credential: ResolvedCredential; principal: ReturnType<typeof principalOf> }> {
+    if (this.isRegionalHost(request.headers.host)) {
+      return apiError('forbidden', 'this API is not served on regional hosts');
+    }
+
+    // Before the credential is looked at: an address that keeps failing costs no hash and no query.
+    const address = this.clientAddress(request);
+    const retryAfterSeconds = this.authFailures.retryAfterSeconds(address);
+    if (retryAfterSeconds !== null) return rateLimitedError(retryAfterSeconds, 'too many authentication failures from this address');
+
+    const credential = await this.resolver.resolve(request.headers.authorization);
+    if (credential === null) return this.unauthenticated(request);
+    return { credential, principal: principalOf(credential) };
+  }
+
+  /** 401, counted against the client address (CONTRACT section 16). */
+  private async unauthenticated(request: FastifyRequest): Promise<HttpError> {
+    await this.authFailures.recordFailure(this.clientAddress(request));
+    return unauthenticatedError();
   }
 }
 

@@ -11,6 +11,8 @@ export interface PlatformConfig {
   lifecyclePort: number;
   runsPort: number;
   analyticsPort: number;
+  /** The webhooks service's health and metrics port (CONTRACT section 13). */
+  webhooksPort: number;
   publicHost: string;
   internDomain: string;
   dataDir: string;
@@ -119,6 +121,16 @@ export interface PlatformConfig {
   otelServiceName: string | null;
   /** OTEL_BSP_SCHEDULE_DELAY: how long finished spans are batched before they are sent (ms). */
   otelBatchDelayMs: number;
+  /** Webhooks (CONTRACT section 13): how long one delivery attempt may take, connecting included; else it failed. */
+  webhookTimeoutMs: number;
+  /** Waits before each retry of a failed delivery (ms); after the last one the delivery is `failed`. */
+  webhookRetryScheduleMs: number[];
+  /** WEBHOOK_ALLOW_INSECURE=true (development and tests only): `http://` and any address are accepted; refused in production. */
+  webhookAllowInsecure: boolean;
+  /** Endpoints one workspace may have; bounds the delivery work one caller can ask for. */
+  webhookEndpointsPerWorkspace: number;
+  /** Deliveries one webhooks replica attempts at once. */
+  webhookDeliveryConcurrency: number;
 }
 
 /** LOG_LEVEL values, most severe first; `log` and `verbose` are accepted as Nest's names for `info` and `trace`. */
@@ -207,6 +219,7 @@ export function loadConfig(env: Env): PlatformConfig {
     lifecyclePort: intFrom(env, 'LIFECYCLE_PORT', 8081),
     runsPort: intFrom(env, 'RUNS_PORT', 8082),
     analyticsPort: intFrom(env, 'ANALYTICS_PORT', 8083),
+    webhooksPort: intFrom(env, 'WEBHOOKS_PORT', 8084),
     publicHost: stringFrom(env, 'PUBLIC_HOST', 'localhost'),
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
     dataDir,
@@ -266,7 +279,24 @@ export function loadConfig(env: Env): PlatformConfig {
     tracesExporter: oneOf(env, 'OTEL_TRACES_EXPORTER', TRACES_EXPORTER_NAMES, 'none'),
     otelServiceName: optionalFrom(env, 'OTEL_SERVICE_NAME'),
     otelBatchDelayMs: positiveIntFrom(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
+    webhookTimeoutMs: positiveIntFrom(env, 'WEBHOOK_TIMEOUT_MS', 10000),
+    webhookRetryScheduleMs: retryScheduleFrom(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookAllowInsecure: stringFrom(env, 'WEBHOOK_ALLOW_INSECURE', 'false') === 'true',
+    webhookEndpointsPerWorkspace: positiveIntFrom(env, 'WEBHOOK_ENDPOINTS_PER_WORKSPACE', 20),
+    webhookDeliveryConcurrency: positiveIntFrom(env, 'WEBHOOK_DELIVERY_CONCURRENCY', 8),
   };
+}
+
+/** CONTRACT section 13: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h; seven attempts in all. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [5000, 300000, 1800000, 7200000, 18000000, 36000000];
+
+/** Comma-separated waits in ms; unset or empty: the default (so a schedule without retries cannot be set). */
+function retryScheduleFrom(env: Env, name: string, fallback: readonly number[]): number[] {
+  const items = listFrom(env, name, fallback.map(String));
+  for (const item of items) {
+    if (!/^\d+$/.test(item)) throw new Error(`${name} must be comma-separated non-negative integers (ms), got "${env[name]}"`);
+  }
+  return items.map(Number);
 }
 
 /** Asymmetric algorithms only: an HS* token would need a shared secret the platform never holds. */

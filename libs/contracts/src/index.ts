@@ -15,3 +15,4 @@ export * from './daemon';
 export * from './analytics';
 export * from './analytics-query';
 export * from './openapi/index';
+export * from './webhooks';

@@ -69,6 +69,14 @@ const ANALYTICS_CALLERS: Callers<Subjects['analytics']> = {
   query: ['gateway'],
 };
 
+const WEBHOOKS_CALLERS: Callers<Subjects['webhooks']> = {
+  ping: PROBE,
+  createEndpoint: ['gateway'],
+  deleteEndpoint: ['gateway'],
+  listEndpoints: ['gateway'],
+  listDeliveries: ['gateway'],
+};
+
 /** Chat frames (`runs.stream.<id>`): published by the run's owner, read by the gateway relaying them. */
 const STREAM_PUBLISHERS: readonly NatsProcess[] = ['runs'];
 const STREAM_READERS: readonly NatsProcess[] = ['gateway'];
@@ -139,6 +147,7 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
   requests('lifecycle', subjects.lifecycle, LIFECYCLE_CALLERS);
   requests('runs', subjects.runs, RUNS_CALLERS);
   requests('analytics', subjects.analytics, ANALYTICS_CALLERS);
+  requests('webhooks', subjects.webhooks, WEBHOOKS_CALLERS);
 
   const anyStream = subjects.runs.stream('*');
   for (const process of STREAM_PUBLISHERS) permissions[process].publish.add(anyStream);

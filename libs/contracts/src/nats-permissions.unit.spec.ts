@@ -19,7 +19,7 @@ const permissions = natsPermissionsFor(prefix);
 const canPublish = (process: NatsProcess, subject: string) => permissions[process].publish.some((p) => matches(p, subject));
 const canSubscribe = (process: NatsProcess, subject: string) => permissions[process].subscribe.some((p) => matches(p, subject));
 
-const requestSubjects = (['lifecycle', 'runs', 'analytics'] as const).flatMap((server) =>
+const requestSubjects = (['lifecycle', 'runs', 'analytics', 'webhooks'] as const).flatMap((server) =>
   Object.values(subjects[server])
     .filter((subject): subject is string => typeof subject === 'string')
     .map((subject) => ({ server, subject })),

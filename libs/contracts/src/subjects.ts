@@ -5,7 +5,7 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integratio
  * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
  * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`.
  */
-export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics'] as const;
+export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export const LIFECYCLE_COMMANDS = {
@@ -64,6 +64,10 @@ export const RUNTIME_COMMANDS = {
 } as const;
 export const ANALYTICS_QUERIES = { ping: 'ping', meta: 'meta', query: 'query' } as const;
 
+/** A workspace's webhook endpoints (CONTRACT section 13), served by the webhooks service. */
+export const WEBHOOKS_COMMANDS = { createEndpoint: 'create-endpoint', deleteEndpoint: 'delete-endpoint' } as const;
+export const WEBHOOKS_QUERIES = { ping: 'ping', listEndpoints: 'list-endpoints', listDeliveries: 'list-deliveries' } as const;
+
 export function subjectsFor(prefix: string) {
   const p = assertPrefix(prefix);
   const cmd = (service: ServiceName, name: string) => `${p}.${service}.cmd.${name}`;
@@ -118,6 +122,13 @@ export function subjectsFor(prefix: string) {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),
       meta: qry('analytics', ANALYTICS_QUERIES.meta),
       query: qry('analytics', ANALYTICS_QUERIES.query),
+    },
+    webhooks: {
+      ping: qry('webhooks', WEBHOOKS_QUERIES.ping),
+      createEndpoint: cmd('webhooks', WEBHOOKS_COMMANDS.createEndpoint),
+      deleteEndpoint: cmd('webhooks', WEBHOOKS_COMMANDS.deleteEndpoint),
+      listEndpoints: qry('webhooks', WEBHOOKS_QUERIES.listEndpoints),
+      listDeliveries: qry('webhooks', WEBHOOKS_QUERIES.listDeliveries),
     },
     /** Integration event subject: `<prefix>.evt.<publishing service>.<type>`, e.g. `interns.evt.runs.run.completed`. */
     integrationEvent: (type: IntegrationEventType) => `${p}.evt.${INTEGRATION_EVENT_TYPES[type].source}.${type}`,

@@ -7,3 +7,4 @@ export * from './http-call';
 export * from './openapi-validator';
 export * from './otlp-collector';
 export * from './test-streams';
+export * from './webhook-receiver';

@@ -11,7 +11,7 @@ import { deleteTestStreams } from './test-streams';
 import { sendAgainOnEarlyClose } from './http-call';
 
 const run = promisify(execFile);
-export const PLATFORM_SERVICES = ['lifecycle', 'runs', 'analytics', 'gateway'] as const;
+export const PLATFORM_SERVICES = ['lifecycle', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
 export type PlatformService = (typeof PLATFORM_SERVICES)[number];
 
 export interface ApiResponse<T = unknown> {
@@ -68,6 +68,7 @@ export class Platform {
       lifecycle: await freePort(),
       runs: await freePort(),
       analytics: await freePort(),
+      webhooks: await freePort(),
       gateway: await freePort(),
     };
     const env: Record<string, string> = {
@@ -79,6 +80,7 @@ export class Platform {
       LIFECYCLE_PORT: String(ports.lifecycle),
       RUNS_PORT: String(ports.runs),
       ANALYTICS_PORT: String(ports.analytics),
+      WEBHOOKS_PORT: String(ports.webhooks),
       PUBLIC_HOST: 'localhost',
       // The tests mint tokens with `admin oauth-token`, i.e. the local development issuer.
       OIDC_LOCAL_DEV: 'true',

@@ -12,7 +12,7 @@ import { deleteTestStreams } from './test-streams';
  * (`npm test` builds first) as its own process, the way `npm start` and containers do.
  */
 export function describeServiceProcess(options: {
-  service: 'runs' | 'analytics' | 'lifecycle';
+  service: 'runs' | 'analytics' | 'lifecycle' | 'webhooks';
   portVariable: string;
   /** A table its migrations create, schema-qualified. */
   migratedTable: string;

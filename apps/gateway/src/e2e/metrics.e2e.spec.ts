@@ -198,4 +198,11 @@ describe('GET /metrics on the services', () => {
     expect(scraped.value('interns_http_requests_total', { method: 'GET', route: '/health/ready', status: '200' })).toBeGreaterThanOrEqual(1);
     expect(scraped.find('process_resident_memory_bytes')).toHaveLength(1);
   });
+
+  it('webhooks: the service, its delivery backlog and the process metrics', async () => {
+    const scraped = await scrape('webhooks');
+    expect(scraped.value('interns_service_info', { service: 'webhooks' })).toBe(1);
+    expect(scraped.value('interns_webhook_oldest_pending_delivery_seconds', {})).toBe(0);
+    expect(scraped.find('process_resident_memory_bytes')).toHaveLength(1);
+  });
 });

@@ -32,7 +32,8 @@ beforeAll(async () => {
   delete env.NODE_OPTIONS;
   await run(process.execPath, [resolve('dist/apps/admin/src/main.js'), 'nats-setup', '--dir', credsDir, '--prefix', prefix], { env });
   nats = await startNatsServer({ config: join(credsDir, 'nats-server.conf') });
-  platform = await Platform.start({ env: { NATS_URL: nats.url, NATS_PREFIX: prefix, NATS_CREDS_DIR: credsDir } });
+  // Webhooks to a local port nothing listens on: the deliveries are recorded and attempted, never received.
+  platform = await Platform.start({ env: { NATS_URL: nats.url, NATS_PREFIX: prefix, NATS_CREDS_DIR: credsDir, WEBHOOK_ALLOW_INSECURE: 'true' } });
   await platform.applyIdentities(IDENTITIES);
 }, 90_000);
 
@@ -63,7 +64,9 @@ it('keeps the directory and every file private to its owner', async () => {
   }
 });
 
-it('runs the whole flow on the secured broker: create, provision, chat, a run followed and listed, analytics, admin', async () => {
+it('runs the whole flow on the secured broker: create, provision, chat, a run followed and listed, analytics, webhooks, admin', async () => {
+  const webhook = await platform.api(`${API}/webhooks`, { token: KEYS.alice, json: { url: 'http://127.0.0.1:9/hook', events: ['run.completed'] } });
+  expect(webhook.status).toBe(201);
   const internId = await createRunningIntern(platform);
   const chatted = await prompt(platform, internId, '/say hello secured nats');
   const summary = await readStream(chatted);
@@ -82,6 +85,13 @@ it('runs the whole flow on the secured broker: create, provision, chat, a run fo
   );
   expect(facts[0].finish_reason).toBe('stop');
   expect((await platform.api(`${API}/analytics/meta`, { token: KEYS.management })).status).toBe(200);
+  // The webhooks service's durable consumer turned the run's end into a delivery, and it was attempted.
+  const deliveries = await eventually(
+    () => platform.api(`${API}/webhooks/${webhook.body.id}/deliveries`, { token: KEYS.alice }),
+    (answer) => typeof answer.body.data?.[0]?.last_error === 'string',
+    15_000,
+  );
+  expect(deliveries.body.data).toEqual([expect.objectContaining({ event_type: 'run.completed', last_error: expect.any(String) })]);
   // The admin CLI reaches lifecycle as its own user.
   const { key } = await platform.admin<{ key: string }>('intern-key', '--intern', internId);
   expect(key).toEqual(expect.any(String));

@@ -116,7 +116,10 @@ const runPath = (internId: string, runId: string, rest = '') => internPath(inter
 const uniqueName = (stem: string) => `${stem}-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
-  platform = await Platform.start({ env: { CHAT_TURNS_PER_MINUTE: String(TURNS_PER_MINUTE), MAX_RUNS_PER_INTERN: '1' } });
+  platform = await Platform.start({
+    // Webhooks: an endpoint on a local port nothing listens on, so its deliveries log shows failed attempts.
+    env: { CHAT_TURNS_PER_MINUTE: String(TURNS_PER_MINUTE), MAX_RUNS_PER_INTERN: '1', WEBHOOK_ALLOW_INSECURE: 'true' },
+  });
   await platform.applyIdentities(IDENTITIES);
   // The document the answers are checked against is the one the gateway serves.
   const served = await platform.api<OpenApiDocument>(`${API}/openapi.json`);
@@ -470,6 +473,32 @@ describe('daemon access and signing', () => {
 
   it('serves the signing keys to anyone', async () => {
     expect((await call(`${API}/daemon/signing-keys`)).status).toBe(200);
+  });
+});
+
+describe('webhooks', () => {
+  it('creates, lists, logs deliveries of and deletes an endpoint, and refuses as documented', async () => {
+    const created = await call(`${API}/webhooks`, {
+      token: KEYS.alice,
+      json: { url: 'http://127.0.0.1:9/hook', events: ['intern.status_changed'], description: 'openapi' },
+    });
+    expect(created.status).toBe(201);
+    expect((await call(`${API}/webhooks`, { token: KEYS.org })).status).toBe(200);
+    await createIntern(platform);
+    const log = await eventually(
+      () => call(`${API}/webhooks/${created.body.id}/deliveries`, { token: KEYS.alice }),
+      // Its first attempt recorded (a claim counts the attempt before its result is in).
+      (answer) => typeof answer.body.data?.[0]?.last_error === 'string',
+      15_000,
+    );
+    expect(log.body.data[0]).toMatchObject({ event_type: 'intern.status_changed', last_status_code: null, last_error: expect.any(String) });
+
+    await refusedWith(400, 'invalid_body', `${API}/webhooks`, { token: KEYS.alice, json: { url: 'http://127.0.0.1:9/', events: [] } });
+    await refusedWith(403, 'forbidden', `${API}/webhooks`, { token: KEYS.management });
+    expect((await call(`${API}/webhooks`)).status).toBe(401);
+    await refusedWith(404, 'not_found', `${API}/webhooks/${created.body.id}/deliveries`, { token: KEYS.aliceOther });
+    expect((await call(`${API}/webhooks/${created.body.id}`, { method: 'DELETE', token: KEYS.alice })).status).toBe(202);
+    await refusedWith(404, 'not_found', `${API}/webhooks/${created.body.id}`, { method: 'DELETE', token: KEYS.alice });
   });
 });
 

@@ -290,11 +290,13 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
     streams.forEach((stream, index) => expectSevered(stream, sessions[index]));
 
     await platform.startService('runs');
-    // Both runs are still recorded as going; at MAX_RUNS_PER_INTERN=2 a new run fits only once they are found orphaned.
+    // Both runs are still recorded as going (at MAX_RUNS_PER_INTERN=2 a new run fits only once they are found
+    // orphaned), unless the restarted replica took longer than the reconciler's start grace (5 s after the runs
+    // began) to come up, on a loaded machine: then its first reconcile round has ended both already.
     const active = await query<{ n: number }>(platform, `SELECT count(*)::int AS n FROM runs.runs WHERE intern_id = $1 AND status = 'active'`, [
       internId,
     ]);
-    expect(active).toEqual([{ n: 2 }]);
+    expect([[{ n: 2 }], [{ n: 0 }]]).toContainEqual(active);
     expect(await readStream(await prompt(platform, internId, '/say back again'))).toMatchObject({ finishReason: 'stop', content: 'back again' });
     for (const sessionId of sessions) {
       expect(await sessionRuns(platform, sessionId)).toEqual([{ status: 'cancelled', finish_reason: 'cancelled:owner_lost' }]);

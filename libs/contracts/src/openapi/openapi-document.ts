@@ -32,6 +32,7 @@ import {
 } from './openapi-paths';
 import { analyticsQuery } from './openapi-analytics-query';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
+import { oneWebhook, webhookDeliveries, webhooks } from './openapi-webhook-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
 import type { JsonSchema } from './json-schema';
@@ -104,6 +105,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Runs', description: 'Runs as resources, resumable streams and the question inbox (section 12).' },
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },
     { name: 'Analytics', description: 'Analytics catalogue and query (sections 9 and 14).' },
+    { name: 'Webhooks', description: "A workspace's webhook endpoints and their deliveries (section 13)." },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -128,6 +130,9 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/daemon/signing-keys': signingKeys,
     '/analytics/meta': analyticsMeta,
     '/analytics/query': analyticsQuery,
+    '/webhooks': webhooks,
+    '/webhooks/{webhook_id}': oneWebhook,
+    '/webhooks/{webhook_id}/deliveries': webhookDeliveries,
     [OPENAPI_DOCUMENT_PATH]: openApiDocumentPath,
   },
   components: {

@@ -14,6 +14,7 @@ import { createInternSchema, deleteInternSchema, MODEL_PATTERN, NAME_PATTERN, up
 import { JsonSchema, listPage, NON_EMPTY_STRING, nullable, ref, requestSchemaOf, SESSION_ID, strictObject, TIMESTAMP, UUID_SCHEMA } from './json-schema';
 import { ANALYTICS_QUERY_SCHEMAS } from './openapi-analytics-query';
 import { RUN_SCHEMAS } from './openapi-run-schemas';
+import { WEBHOOK_SCHEMAS } from './openapi-webhook-schemas';
 
 const SHA256_HEX: JsonSchema = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const NON_NEGATIVE_INTEGER: JsonSchema = { type: 'integer', minimum: 0 };
@@ -272,6 +273,7 @@ export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...INTERN_SCHEMAS,
   ...CHAT_SCHEMAS,
   ...RUN_SCHEMAS,
+  ...WEBHOOK_SCHEMAS,
   ...ERROR_SCHEMAS,
   ...DAEMON_SCHEMAS,
   ...ANALYTICS_SCHEMAS,

@@ -1,0 +1,67 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { INTEGRATION_EVENT_TYPES, isIntegrationEventType, isWebhookEventType, webhookPayloadOf } from '@interns/contracts';
+import type { ReceivedEvent } from './received-event';
+
+/**
+ * What became of an event. Acknowledged: `recorded` (deliveries inserted), `no_endpoint` (a webhook type no
+ * endpoint of its workspace subscribes to), `duplicate` (seen before), `ignored` (not a webhook type; only its
+ * intern's workspace may have been noted). Not acknowledged, offered again later: `unroutable` (a run event
+ * whose intern's workspace is not known yet) and `unreadable` (a newer version of the type than this build reads).
+ */
+export type RecordOutcome =
+  | { settled: true; outcome: 'recorded'; deliveries: number }
+  | { settled: true; outcome: 'no_endpoint' | 'duplicate' | 'ignored' }
+  | { settled: false; outcome: 'unroutable' | 'unreadable'; reason: string };
+
+/**
+ * Turns integration events into deliveries: one per endpoint of the event's workspace subscribed to its type.
+ * In one transaction the event id is recorded as processed and the deliveries are inserted (the consumer
+ * acknowledges only after it commits), so an event is never lost and a redelivery adds nothing.
+ *
+ * The workspace: lifecycle's events carry it; runs' do not (`workspace_id: null`), so every lifecycle event
+ * about an intern notes the intern's workspace in `webhooks.intern_workspaces` (interns never change
+ * workspace), and a run event is routed by its `intern_id` through that map.
+ */
+export class EventRecorder {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async record(event: ReceivedEvent): Promise<RecordOutcome> {
+    if (!isIntegrationEventType(event.type)) return { settled: true, outcome: 'ignored' };
+    const internId = typeof event.data.intern_id === 'string' ? event.data.intern_id : null;
+    const known = INTEGRATION_EVENT_TYPES[event.type];
+    const webhookType = isWebhookEventType(event.type) ? event.type : null;
+    if (webhookType !== null && event.version > known.version) {
+      return { settled: false, outcome: 'unreadable', reason: `version ${event.version}, this replica reads ${known.version}` };
+    }
+    return this.dataSource.transaction(async (manager) => {
+      if (known.source === 'lifecycle' && internId !== null && event.workspace_id !== null) {
+        await manager.query(
+          'INSERT INTO webhooks.intern_workspaces (intern_id, workspace_id) VALUES ($1, $2) ON CONFLICT (intern_id) DO NOTHING',
+          [internId, event.workspace_id],
+        );
+      }
+      if (webhookType === null) return { settled: true, outcome: 'ignored' };
+      const workspaceId = event.workspace_id ?? (internId === null ? null : await workspaceOf(manager, internId));
+      if (workspaceId === null) return { settled: false, outcome: 'unroutable', reason: `the workspace of intern ${internId} is not known yet` };
+
+      const fresh: unknown[] = await manager.query(
+        'INSERT INTO webhooks.processed_events (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING RETURNING event_id',
+        [event.id],
+      );
+      if (fresh.length === 0) return { settled: true, outcome: 'duplicate' };
+      const payload = JSON.stringify(webhookPayloadOf({ ...event, type: webhookType }, workspaceId));
+      const inserted: unknown[] = await manager.query(
+        `INSERT INTO webhooks.deliveries (endpoint_id, event_id, event_type, payload)
+         SELECT id, $1, $2, $3 FROM webhooks.endpoints WHERE workspace_id = $4 AND $2 = ANY (events)
+         ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING endpoint_id`,
+        [event.id, webhookType, payload, workspaceId],
+      );
+      return inserted.length === 0 ? { settled: true, outcome: 'no_endpoint' } : { settled: true, outcome: 'recorded', deliveries: inserted.length };
+    });
+  }
+}
+
+async function workspaceOf(manager: EntityManager, internId: string): Promise<string | null> {
+  const rows: { workspace_id: string }[] = await manager.query('SELECT workspace_id FROM webhooks.intern_workspaces WHERE intern_id = $1', [internId]);
+  return rows[0]?.workspace_id ?? null;
+}

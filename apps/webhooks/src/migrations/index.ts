@@ -1,0 +1,4 @@
+import { CreateWebhooks1764000000000 } from './1764000000000-create-webhooks.migration';
+
+/** In order of application; TypeORM records each by name in `webhooks.webhooks_migrations`. */
+export const WEBHOOKS_MIGRATIONS = [CreateWebhooks1764000000000];

@@ -1,0 +1,49 @@
+import { DynamicModule, Logger, Module } from '@nestjs/common';
+import { pingNatsController } from '@interns/service-runtime';
+import type { ServiceDeps } from '@interns/service-runtime';
+import { WorkSignal } from '@interns/workers';
+import { AddressGuard, type HostResolver, systemResolver } from './address-guard/address-guard';
+import { DeliverySender } from './deliveries/delivery-sender';
+import { DeliveryStore } from './deliveries/delivery-store';
+import { DeliveryWorker } from './deliveries/delivery-worker';
+import { EndpointStore } from './endpoints/endpoint-store';
+import { webhookEndpointsNatsController } from './endpoints/webhook-endpoints.nats.controller';
+import { WebhookEndpointsService } from './endpoints/webhook-endpoints.service';
+import { IntegrationEventsConsumers } from './integration-events/integration-events.consumers';
+
+/** Time a claim holds a delivery beyond the attempt's own timeout: enough to record its result. */
+const CLAIM_MARGIN_MS = 5_000;
+
+/**
+ * The webhooks service (CONTRACT section 13): the endpoint routes over NATS, the consumers that turn integration
+ * events into deliveries, and the worker that delivers them. `forRoot` is its composition root
+ * (docs/architecture.md, "Dependency injection"); Nest starts and stops the workers with the app.
+ */
+@Module({})
+export class WebhooksModule {
+  static forRoot(deps: ServiceDeps, resolver: HostResolver = systemResolver): DynamicModule {
+    const { config } = deps;
+    if (config.webhookAllowInsecure && config.nodeEnv === 'production') {
+      throw new Error('WEBHOOK_ALLOW_INSECURE=true is for development and tests; it is refused with NODE_ENV=production');
+    }
+    const guard = new AddressGuard(resolver, config.webhookAllowInsecure);
+    const recorded = new WorkSignal();
+    const deliveries = new DeliveryWorker({
+      store: new DeliveryStore(deps.dataSource, config.webhookRetryScheduleMs, 2 * config.webhookTimeoutMs + CLAIM_MARGIN_MS),
+      sender: new DeliverySender(guard, config.webhookTimeoutMs),
+      concurrency: config.webhookDeliveryConcurrency,
+      signal: recorded,
+      logger: new Logger('WebhookDeliveries'),
+    });
+    const endpoints = new WebhookEndpointsService(new EndpointStore(deps.dataSource), guard, config.webhookEndpointsPerWorkspace);
+    return {
+      module: WebhooksModule,
+      controllers: [pingNatsController('webhooks', deps.subjects.webhooks.ping), webhookEndpointsNatsController(deps.subjects.webhooks)],
+      providers: [
+        { provide: WebhookEndpointsService, useValue: endpoints },
+        { provide: IntegrationEventsConsumers, useValue: new IntegrationEventsConsumers(deps, () => recorded.notify()) },
+        { provide: DeliveryWorker, useValue: deliveries },
+      ],
+    };
+  }
+}
