@@ -5,3 +5,4 @@ export * from './rpc-client';
 export * from './domain-error.filter';
 export * from './session-channel';
 export * from './jetstream-stream';
+export * from './durable-stream-consumer';
