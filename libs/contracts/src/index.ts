@@ -16,3 +16,4 @@ export * from './analytics';
 export * from './analytics-query';
 export * from './openapi/index';
 export * from './webhooks';
+export * from './integration-event-envelope';
