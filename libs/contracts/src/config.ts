@@ -1,4 +1,7 @@
-/** Environment names and defaults of CONTRACT sections 10 and 11, read once per process. */
+/**
+ * Environment names and defaults of CONTRACT sections 10 and 11, read once per process. Longer than 300 lines on
+ * purpose: every setting, its default and its meaning in one place (the README table is checked against it).
+ */
 export interface PlatformConfig {
   databaseUrl: string;
   natsUrl: string;
