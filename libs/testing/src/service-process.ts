@@ -135,7 +135,9 @@ export async function startServiceProcess(options: {
 }): Promise<ServiceProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, JETSTREAM_MAX_BYTES: String(TEST_JETSTREAM_MAX_BYTES), ...options.env };
   delete env.NODE_OPTIONS;
-  const child = startChild(process.execPath, [resolve(options.entry)], env);
+  // Profiling a benchmark's services (`SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=..."`): node flags for them.
+  const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  const child = startChild(process.execPath, [...nodeArgs, resolve(options.entry)], env);
   const url = `http://127.0.0.1:${options.port}`;
   try {
     await waitForHttp(`${url}/health/ready`, {
