@@ -49,6 +49,8 @@ export interface LoadResult {
   p99Ms: number;
   /** 2xx answers per second. */
   okPerSecond: number;
+  /** 2xx answers in all. */
+  ok: number;
   non2xx: number;
   /** Connection errors, including timeouts. */
   errors: number;
@@ -109,6 +111,7 @@ export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<Loa
           p50Ms: percentile(sample, 50),
           p99Ms: percentile(sample, 99),
           okPerSecond: result.duration > 0 ? result['2xx'] / result.duration : 0,
+          ok: result['2xx'],
           non2xx: result.non2xx,
           errors: result.errors,
           statusCounts,
