@@ -11,7 +11,7 @@ export interface ListPageSource {
 }
 
 const LIST_SQL = `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE workspace_id = $1
-       ORDER BY created_at DESC, id DESC LIMIT $2`;
+       ORDER BY interns.created_at DESC, interns.id DESC LIMIT $2`;
 
 export const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 500;
@@ -54,7 +54,7 @@ export async function listPageSource(pool: pg.Pool, caller: BenchCaller): Promis
       const list: InternList = { data: page.map((row) => toInternView(row, principal, true)), has_more: hasMore };
       const last = page[page.length - 1];
       if (hasMore && last) {
-        list.next_cursor = cursors.encode({ createdAt: last.created_at.toISOString(), id: last.id, scope: last.workspace_id });
+        list.next_cursor = cursors.encode({ createdAt: last.created_at, id: last.id, scope: last.workspace_id });
       }
       return list;
     },

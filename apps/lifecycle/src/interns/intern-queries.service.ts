@@ -71,12 +71,13 @@ export class InternQueriesService {
       conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
     }
     values.push(request.limit + 1);
-    // One prepared statement per shape: with or without the status filter and the cursor.
+    // One prepared statement per shape: with or without the status filter and the cursor. ORDER BY names the
+    // table's columns: a bare `created_at` would be the formatted text column of INTERN_COLUMNS (no index).
     const shape = `${request.statuses === null ? 'all' : 'status'}_${request.startingAfter === null ? 'first' : 'after'}`;
     const rows = await this.reads.rows<InternRow>(
       `lifecycle_list_interns_${shape}`,
       `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE ${conditions.join(' AND ')}
-       ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+       ORDER BY interns.created_at DESC, interns.id DESC LIMIT $${values.length}`,
       values,
     );
     const page = rows.slice(0, request.limit);
@@ -85,7 +86,7 @@ export class InternQueriesService {
     const last = page[page.length - 1];
     if (hasMore && last) {
       list.next_cursor = this.cursors.encode({
-        createdAt: last.created_at.toISOString(),
+        createdAt: last.created_at,
         id: last.id,
         scope: last.workspace_id,
       });
