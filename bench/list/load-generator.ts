@@ -1,10 +1,17 @@
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 
-/** The part of autocannon 9's API the benchmark uses (the package ships no types). */
+/** One entry of autocannon's `requests`: `setupRequest` may change the request before each send. */
+interface AutocannonRequest {
+  method?: string;
+  setupRequest?: (request: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** The part of autocannon 9's API the benchmarks use (the package ships no types). */
 interface AutocannonOptions {
   url: string;
   headers?: Record<string, string>;
+  requests?: AutocannonRequest[];
   connections: number;
   /** Seconds. */
   duration: number;
@@ -37,6 +44,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 export interface LoadOptions {
   url: string;
   headers?: Record<string, string>;
+  /** Omitted: GET. */
+  method?: 'GET' | 'POST';
+  /** Called for every request sent (e.g. a body with a unique name); set the content-type in `headers`. */
+  body?: () => string;
   connections: number;
   durationSeconds: number;
   /** Requests per second over all connections; omitted: closed loop (each connection sends as soon as answered). */
@@ -81,6 +92,16 @@ function correctCoordinatedOmission(latencies: number[], expectedIntervalMs: num
   return corrected;
 }
 
+/** Without a method or body: autocannon's default, the same GET every time. */
+function requestsOf(options: LoadOptions): AutocannonRequest[] | undefined {
+  const { method, body } = options;
+  if (method === undefined && body === undefined) return undefined;
+  const request: AutocannonRequest = { method: method ?? 'POST' };
+  // Left out when there is no body: autocannon calls whatever `setupRequest` the request has.
+  if (body !== undefined) request.setupRequest = (sent) => ({ ...sent, body: body() });
+  return [request];
+}
+
 /** One autocannon run; `signal` stops it early (the partial result is still returned). */
 export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<LoadResult> {
   const latencies: number[] = [];
@@ -89,6 +110,7 @@ export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<Loa
       {
         url: options.url,
         headers: options.headers,
+        requests: requestsOf(options),
         connections: options.connections,
         duration: options.durationSeconds,
         overallRate: options.overallRate,
