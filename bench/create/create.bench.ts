@@ -1,5 +1,4 @@
 // Over 300 lines: one benchmark script (setup, answer check, rounds, CPU accounting, row check, report) like list.bench.ts.
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
@@ -7,6 +6,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { INTEGRATION_EVENTS_CHECKPOINT } from '@interns/event-store';
 import { freePort, Platform, PLATFORM_SERVICES, ServiceProcess, startServiceProcess } from '@interns/testing';
+import { processCpuMs } from '../shared/process-cpu';
 import { LoadOptions, LoadResult, runLoad } from '../list/load-generator';
 
 /**
@@ -147,15 +147,10 @@ async function compareAnswers(targets: Record<TargetName, Target>): Promise<stri
   return isDeepStrictEqual(viaGateway, viaBare) ? 'alike' : 'DIFFERENT (comparison not like for like)';
 }
 
-/** USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s on Linux. */
-const CLOCK_TICKS_PER_SECOND = 100;
-
-async function processCpuMs(pid: number): Promise<number | null> {
+/** CPU ms of a process so far; null once it has gone (a PostgreSQL backend may end between the two reads). */
+function cpuMsIfRunning(pid: number): number | null {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+    return processCpuMs(pid);
   } catch {
     return null;
   }
@@ -173,7 +168,7 @@ async function cpuSnapshot(platform: Platform, bare: ServiceProcess, db: pg.Clie
   for (const { pid } of backends.rows) processes.push([`postgres:${pid}`, pid]);
   const snapshot = new Map<string, number>();
   for (const [label, pid] of processes) {
-    const ms = await processCpuMs(pid);
+    const ms = cpuMsIfRunning(pid);
     if (ms !== null) snapshot.set(label, ms);
   }
   const self = process.cpuUsage();
