@@ -6,8 +6,8 @@ import type { EntityManager } from 'typeorm';
 import { DomainError, ERROR_REASONS, parseCreateInternBody, type Principal } from '@interns/contracts';
 // What lifecycle's create runs, taken from lifecycle itself wherever it is exported: the decider that makes the
 // InternCreated event, the event's storable JSON and metadata, the icon, the read-model projection, the row
-// read and the reply mapping. Only the append's two statements are spelled out here (they are private to
-// PostgresEventStore); they are its SQL, character for character, for a batch of one event.
+// read and the reply mapping. Only the append's statement is spelled out here (it is private to
+// PostgresEventStore); it is its SQL for a batch of one event.
 import { eventMetadata } from '../../libs/event-store/src/event-metadata';
 import { DEFAULT_MAX_EVENT_BYTES, storableEventData } from '../../libs/event-store/src/event-size';
 import { eventStoreTables } from '../../libs/event-store/src/event-store.sql';
@@ -56,11 +56,13 @@ const NAME_INDEX = 'interns_name_per_creator';
 const BARE_STREAM_TYPE = 'bench-bare-intern';
 
 const tables = eventStoreTables('lifecycle');
-const CLAIM_SQL = `INSERT INTO ${tables.streams} (stream_id, stream_type, version) VALUES ($1, $2, $3)
-         ON CONFLICT (stream_id) DO NOTHING RETURNING 1`;
-const APPEND_SQL = `INSERT INTO ${tables.events}
+/** PostgresEventStore's append of one event to a new stream: the version claim and the insert in one statement. */
+const APPEND_SQL = `WITH claim AS (INSERT INTO ${tables.streams} (stream_id, stream_type, version) VALUES ($1, $3, $2::int)
+               ON CONFLICT (stream_id) DO NOTHING RETURNING 1)
+         INSERT INTO ${tables.events}
            (stream_id, stream_version, event_id, type, schema_version, data, metadata)
-         VALUES ($1, $2::int, $3::uuid, $4, $5::int, $6::jsonb, $7::jsonb)
+         SELECT $1::text, v.stream_version, v.event_id, v.type, v.schema_version, v.data, v.metadata
+           FROM claim, (VALUES ($4::int, $5::uuid, $6::text, $7::int, $8::jsonb, $9::jsonb)) AS v (stream_version, event_id, type, schema_version, data, metadata)
          RETURNING global_position::text AS global_position, transaction_id::text AS transaction_id,
                    stream_version, created_at`;
 const VAULT_SQL = `INSERT INTO lifecycle.vaults (id, owner_intern_id, workspace_id, created_at) VALUES ($1, $2, $3, $4)`;
@@ -139,12 +141,11 @@ export async function startBareServer(options: BareServerOptions): Promise<BareS
     const client = await pool.connect();
     try {
       await client.query('START TRANSACTION');
-      const claimed = await client.query(CLAIM_SQL, [streamId, BARE_STREAM_TYPE, 1]);
-      if (claimed.rowCount !== 1) throw new Error(`stream ${streamId} already exists`);
       const { rows } = await client.query<AppendedRow>(APPEND_SQL, [
-        streamId, 1, eventId, created.type, 1, dataJson, metadataJson,
+        streamId, 1, BARE_STREAM_TYPE, 1, eventId, created.type, 1, dataJson, metadataJson,
       ]);
-      const appended = rows[0] as AppendedRow;
+      const appended = rows[0];
+      if (appended === undefined) throw new Error(`stream ${streamId} already exists`);
       const stored: StoredEvent = {
         globalPosition: appended.global_position,
         transactionId: appended.transaction_id,
