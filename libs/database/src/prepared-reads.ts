@@ -11,14 +11,23 @@ export class PreparedReads {
   private readonly pool: pg.Pool;
 
   constructor(dataSource: DataSource) {
-    // TypeORM's Postgres driver keeps its pg.Pool as `master` (the only pool without replication).
-    const pool = (dataSource.driver as unknown as { master?: pg.Pool }).master;
-    if (pool === undefined) throw new Error('PreparedReads needs an initialized PostgreSQL data source');
-    this.pool = pool;
+    this.pool = poolOf(dataSource);
   }
 
   async rows<Row extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<Row[]> {
     const result = await this.pool.query<Row>({ name, text, values });
     return result.rows;
   }
+}
+
+/**
+ * The pg.Pool TypeORM's postgres driver keeps as `master` (its only pool without replication), for what goes
+ * past TypeORM on the same connections (hot reads, the gateway's limiters). Taken once: after the DataSource
+ * is destroyed the ended pool rejects every query, which is what we want.
+ */
+export function poolOf(dataSource: DataSource): pg.Pool {
+  if (dataSource.options.type !== 'postgres') throw new Error(`needs a postgres DataSource, got ${dataSource.options.type}`);
+  const pool = (dataSource.driver as unknown as { master?: pg.Pool }).master;
+  if (pool === undefined) throw new Error('needs an initialized DataSource');
+  return pool;
 }
