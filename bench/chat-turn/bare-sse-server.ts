@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { requiredEnv, runAsProcess } from '../shared/bench-kit';
 
 /**
  * The baseline of the chat turn benchmark: one process, plain `node:http`, no authentication, no NATS, no
@@ -58,29 +59,10 @@ export async function startBareSseServer(options: { answer: CapturedAnswer; port
   };
 }
 
-function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is required`);
-  return value;
-}
-
-/** Run as its own process (the benchmark starts it so it never shares an event loop with the client). */
-async function main(): Promise<void> {
-  const answer = JSON.parse(requiredEnv('BARE_ANSWER')) as CapturedAnswer;
-  const server = await startBareSseServer({ answer, port: Number(requiredEnv('BARE_PORT')) });
-  const shutdown = () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
-}
-
+// Run as its own process (the benchmark starts it so it never shares an event loop with the client).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(`bare SSE server failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
+  runAsProcess('bare SSE server', async () => {
+    const answer = JSON.parse(requiredEnv('BARE_ANSWER')) as CapturedAnswer;
+    return startBareSseServer({ answer, port: Number(requiredEnv('BARE_PORT')) });
   });
 }

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { freePort, Platform, type ServiceProcess, startServiceProcess } from '@interns/testing';
+import { benchIdentities, log, provisionScriptedIntern, runBenchmark, sleep, throwIfInterrupted, withTimeout } from '../shared/bench-kit';
 import { type CapturedAnswer, NODE_MANAGED_HEADERS } from './bare-sse-server';
 import { chatTurn, type TurnTarget, turnTarget, type TurnTiming } from './turn-client';
 import { TurnObserver } from './turn-observer';
@@ -22,19 +23,9 @@ import { type PlatformTurns, report } from './turn-report';
  * BENCH_DUMP_FILE: writes every measured turn's moments (client and observer, ms) there as JSON.
  */
 
-const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000003';
-const ORGANIZATION_ID = 'bench';
-const MEMBER_ID = 'bench-user';
 const USER_KEY = 'uk_bench_chat_turn';
 
-const IDENTITIES = {
-  organizations: [{ id: ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
-  workspaces: [{ id: WORKSPACE_ID, organization_id: ORGANIZATION_ID, name: 'bench' }],
-  members: [{ id: MEMBER_ID, organization_id: ORGANIZATION_ID, active: true }],
-  api_keys: [
-    { key: USER_KEY, kind: 'user', organization_id: ORGANIZATION_ID, workspace_id: WORKSPACE_ID, member_id: MEMBER_ID },
-  ],
-};
+const IDENTITIES = benchIdentities({ workspaceId: '5eed0000-0000-4000-8000-000000000003', userKey: USER_KEY });
 
 const PROMPT = '/say hi';
 const EXPECTED_CONTENT = 'hi';
@@ -54,43 +45,6 @@ const PLATFORM_ENV: Record<string, string> = {
   MAX_RUNS_PER_INTERN: '64',
 };
 const VARIANT_ENV: Record<string, string> | null = process.env.BENCH_VARIANT_ENV ? JSON.parse(process.env.BENCH_VARIANT_ENV) : null;
-
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-/** Aborted by Ctrl-C / SIGTERM so the finally block still tears everything down. */
-const interruption = new AbortController();
-
-function throwIfInterrupted(): void {
-  if (interruption.signal.aborted) throw new Error('interrupted');
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function provisionIntern(platform: Platform): Promise<string> {
-  const created = await platform.api<{ id: string }>('/api/v1/interns', {
-    token: USER_KEY,
-    json: { name: 'bench-chat-turn', description: 'chat turn benchmark', provision: true },
-  });
-  if (created.status !== 201) throw new Error(`creating the intern answered ${created.status}: ${created.text}`);
-  const deadline = Date.now() + RUNNING_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    throwIfInterrupted();
-    const got = await platform.api<{ status: string }>(`/api/v1/interns/${created.body.id}`, { token: USER_KEY });
-    if (got.body.status === 'running') return created.body.id;
-    await sleep(50);
-  }
-  throw new Error(`the intern was not running within ${RUNNING_TIMEOUT_MS} ms`);
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 function turn(target: TurnTarget, keepBody = false): Promise<TurnTiming> {
   throwIfInterrupted();
@@ -130,7 +84,11 @@ async function startPlatform(name: string, env: Record<string, string>, nc: (url
     await platform.applyIdentities(IDENTITIES);
     throwIfInterrupted();
     log(`provisioning an intern on the ${name} (scripted model)...`);
-    const internId = await provisionIntern(platform);
+    const internId = await provisionScriptedIntern(platform, USER_KEY, 'bench-chat-turn', {
+      description: 'chat turn benchmark',
+      timeoutMs: RUNNING_TIMEOUT_MS,
+      pollMs: 50,
+    });
     const connection = await nc(platform.env.NATS_URL as string);
     const observer = new TurnObserver(connection, platform.env.NATS_PREFIX as string);
     await connection.flush();
@@ -243,14 +201,4 @@ async function benchmark(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => interruption.abort());
-}
-
-benchmark().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`chat turn benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark('chat turn', benchmark);

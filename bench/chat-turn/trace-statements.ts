@@ -1,6 +1,7 @@
 import { open, stat } from 'node:fs/promises';
 import pg from 'pg';
 import { Platform, PLATFORM_SERVICES } from '@interns/testing';
+import { benchIdentities, sleep } from '../shared/bench-kit';
 import { chatTurn, turnTarget } from './turn-client';
 
 /**
@@ -12,15 +13,8 @@ import { chatTurn, turnTarget } from './turn-client';
  */
 const PG_LOG = process.env.PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
 const USER_KEY = 'uk_bench_trace';
-const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000004';
-const IDENTITIES = {
-  organizations: [{ id: 'bench', name: 'Bench', programme: true, lifecycle_writes: true }],
-  workspaces: [{ id: WORKSPACE_ID, organization_id: 'bench', name: 'bench' }],
-  members: [{ id: 'bench-user', organization_id: 'bench', active: true }],
-  api_keys: [{ key: USER_KEY, kind: 'user', organization_id: 'bench', workspace_id: WORKSPACE_ID, member_id: 'bench-user' }],
-};
+const IDENTITIES = benchIdentities({ workspaceId: '5eed0000-0000-4000-8000-000000000004', userKey: USER_KEY });
 const TRACED_TURNS = Number(process.env.TRACED_TURNS ?? 2);
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * One line per statement executed in the database tagged `tag` (parse and bind steps and parameters left out):

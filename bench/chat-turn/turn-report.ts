@@ -1,3 +1,4 @@
+import { log, percentile } from '../shared/bench-kit';
 import type { TurnTiming } from './turn-client';
 import type { ObservedTurn } from './turn-observer';
 
@@ -22,18 +23,6 @@ export interface ReportInput {
   bare: TurnTiming[];
   answer: { bytes: number; events: number; identical: boolean };
   probes: { roundTrip: number[]; commit: number[] };
-}
-
-function log(line = ''): void {
-  process.stdout.write(`${line}\n`);
-}
-
-/** Nearest-rank percentile; NaN for no values. */
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1] as number;
 }
 
 const ms = (value: number, width = 8) => (Number.isNaN(value) ? '-' : value.toFixed(2)).padStart(width);

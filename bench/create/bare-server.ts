@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import Fastify, { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { EntityManager } from 'typeorm';
 import { DomainError, ERROR_REASONS, parseCreateInternBody, type Principal } from '@interns/contracts';
@@ -21,6 +20,8 @@ import { renderIcon } from '../../apps/lifecycle/src/interns/icon';
 import { projectInternSummary } from '../../apps/lifecycle/src/interns/intern-summary.projection';
 import { toInternView } from '../../apps/lifecycle/src/interns/intern-row';
 import { internRowById } from '../../apps/lifecycle/src/interns/visible-intern';
+import { requiredEnv, runAsProcess } from '../shared/bench-kit';
+import { FastifyBaseline, startFastifyBaseline } from '../shared/fastify-baseline';
 
 /**
  * The baseline of the create benchmark: one process, one Fastify server, one pg pool (the size of
@@ -35,11 +36,6 @@ export interface BareServerOptions {
   /** The member the interns are created by, as the gateway's user key would. */
   memberId: string;
   port: number;
-}
-
-export interface BareServer {
-  url: string;
-  close(): Promise<void>;
 }
 
 /** lifecycle's TypeORM pool size and statement timeout (libs/database, config defaults). */
@@ -85,7 +81,7 @@ function errorBody(status: number, message: string) {
   return { error: { code: status, message } };
 }
 
-export async function startBareServer(options: BareServerOptions): Promise<BareServer> {
+export async function startBareServer(options: BareServerOptions): Promise<FastifyBaseline> {
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: POOL_SIZE,
@@ -176,10 +172,7 @@ export async function startBareServer(options: BareServerOptions): Promise<BareS
     }
   }
 
-  let app: FastifyInstance | null = null;
-  try {
-    app = Fastify({ logger: false });
-    app.get('/health/ready', async () => ({ status: 'ok' }));
+  return startFastifyBaseline(pool, options.port, (app) => {
     app.post('/interns', async (request, reply) => {
       try {
         const intern = await createIntern(request.body);
@@ -196,50 +189,18 @@ export async function startBareServer(options: BareServerOptions): Promise<BareS
         return reply.code(500).send(errorBody(500, 'internal error'));
       }
     });
-    await app.listen({ host: '127.0.0.1', port: options.port });
-  } catch (error) {
-    await app?.close();
-    await pool.end();
-    throw error;
-  }
-  const server = app;
-  return {
-    url: `http://127.0.0.1:${options.port}`,
-    async close() {
-      await server.close();
-      await pool.end();
-    },
-  };
-}
-
-function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is required`);
-  return value;
-}
-
-/** Run as its own process (the benchmark starts it so it never shares an event loop with autocannon). */
-async function main(): Promise<void> {
-  const server = await startBareServer({
-    databaseUrl: requiredEnv('DATABASE_URL'),
-    workspaceId: requiredEnv('BARE_WORKSPACE_ID'),
-    organizationId: requiredEnv('BARE_ORGANIZATION_ID'),
-    memberId: requiredEnv('BARE_MEMBER_ID'),
-    port: Number(requiredEnv('BARE_PORT')),
   });
-  const shutdown = () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
 }
 
+// Run as its own process (the benchmark starts it so it never shares an event loop with autocannon).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(`bare server failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  });
+  runAsProcess('bare server', () =>
+    startBareServer({
+      databaseUrl: requiredEnv('DATABASE_URL'),
+      workspaceId: requiredEnv('BARE_WORKSPACE_ID'),
+      organizationId: requiredEnv('BARE_ORGANIZATION_ID'),
+      memberId: requiredEnv('BARE_MEMBER_ID'),
+      port: Number(requiredEnv('BARE_PORT')),
+    }),
+  );
 }

@@ -6,8 +6,10 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { INTEGRATION_EVENTS_CHECKPOINT } from '@interns/event-store';
 import { freePort, Platform, PLATFORM_SERVICES, ServiceProcess, startServiceProcess } from '@interns/testing';
+import { BENCH_MEMBER_ID, BENCH_ORGANIZATION_ID, interruption, log, runBenchmark, sum, throwIfInterrupted } from '../shared/bench-kit';
 import { processCpuMs } from '../shared/process-cpu';
 import { LoadOptions, LoadResult, runLoad } from '../list/load-generator';
+import { LoadRuns, logAims, logLoadSettings, logRounds, logStatuses, logTargetTable, summarizeLoad } from '../list/load-report';
 
 /**
  * `npm run bench:create`: what `POST /api/v1/interns` costs through the real system (gateway -> NATS ->
@@ -16,8 +18,6 @@ import { LoadOptions, LoadResult, runLoad } from '../list/load-generator';
  * 201 must have left its rows. Prints figures and exits 0; exits 1 only when the benchmark itself breaks.
  */
 
-const ORGANIZATION_ID = 'bench';
-const MEMBER_ID = 'bench-user';
 const USER_KEY = 'uk_bench_create';
 /** Each target creates in a workspace of its own, in the same database, so the rows can be counted apart. */
 const WORKSPACE_IDS = {
@@ -26,19 +26,19 @@ const WORKSPACE_IDS = {
 } as const;
 
 const IDENTITIES = {
-  organizations: [{ id: ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
+  organizations: [{ id: BENCH_ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
   workspaces: [
-    { id: WORKSPACE_IDS.gateway, organization_id: ORGANIZATION_ID, name: 'bench-gateway' },
-    { id: WORKSPACE_IDS.bare, organization_id: ORGANIZATION_ID, name: 'bench-bare' },
+    { id: WORKSPACE_IDS.gateway, organization_id: BENCH_ORGANIZATION_ID, name: 'bench-gateway' },
+    { id: WORKSPACE_IDS.bare, organization_id: BENCH_ORGANIZATION_ID, name: 'bench-bare' },
   ],
-  members: [{ id: MEMBER_ID, organization_id: ORGANIZATION_ID, active: true }],
+  members: [{ id: BENCH_MEMBER_ID, organization_id: BENCH_ORGANIZATION_ID, active: true }],
   api_keys: [
     {
       key: USER_KEY,
       kind: 'user',
-      organization_id: ORGANIZATION_ID,
+      organization_id: BENCH_ORGANIZATION_ID,
       workspace_id: WORKSPACE_IDS.gateway,
-      member_id: MEMBER_ID,
+      member_id: BENCH_MEMBER_ID,
     },
   ],
 };
@@ -69,22 +69,9 @@ interface Target {
   created: number;
 }
 
-interface TargetRuns {
-  fixed: LoadResult[];
-  closed: LoadResult[];
+interface TargetRuns extends LoadRuns {
   /** CPU ms per process over this target's closed-loop runs. */
   cpuMs: Map<string, number>;
-}
-
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-/** Aborted by Ctrl-C / SIGTERM so the finally block still tears everything down. */
-const interruption = new AbortController();
-
-function throwIfInterrupted(): void {
-  if (interruption.signal.aborted) throw new Error('interrupted');
 }
 
 /** Names `bench-g-000001`, `bench-b-000001`, ...: unique per target, the same length for both. */
@@ -106,8 +93,8 @@ async function startBare(platform: Platform): Promise<ServiceProcess> {
       DATABASE_URL: platform.database.url,
       BARE_PORT: String(port),
       BARE_WORKSPACE_ID: WORKSPACE_IDS.bare,
-      BARE_ORGANIZATION_ID: ORGANIZATION_ID,
-      BARE_MEMBER_ID: MEMBER_ID,
+      BARE_ORGANIZATION_ID: BENCH_ORGANIZATION_ID,
+      BARE_MEMBER_ID: BENCH_MEMBER_ID,
     },
   });
 }
@@ -255,43 +242,6 @@ async function countRows(db: pg.Client, workspaceId: string): Promise<RowCounts>
   return rows[0] as RowCounts;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const upper = sorted[middle] as number;
-  return sorted.length % 2 === 1 ? upper : ((sorted[middle - 1] as number) + upper) / 2;
-}
-
-function sum(values: number[]): number {
-  return values.reduce((total, value) => total + value, 0);
-}
-
-function statusSummary(results: LoadResult[]): string {
-  const counts: Record<string, number> = {};
-  for (const result of results) {
-    for (const [status, count] of Object.entries(result.statusCounts)) counts[status] = (counts[status] ?? 0) + count;
-  }
-  const shown = Object.entries(counts).filter(([status]) => !status.startsWith('2'));
-  return shown.length === 0 ? 'none' : shown.map(([status, count]) => `${status} x${count}`).join(', ');
-}
-
-interface Summary {
-  p50: number;
-  p99: number;
-  throughput: number;
-}
-
-function summarize(runs: TargetRuns): Summary {
-  return {
-    p50: median(runs.fixed.map((r) => r.p50Ms)),
-    p99: median(runs.fixed.map((r) => r.p99Ms)),
-    throughput: median(runs.closed.map((r) => r.okPerSecond)),
-  };
-}
-
-const ms = (value: number) => value.toFixed(2).padStart(9);
-const rps = (value: number) => value.toFixed(0).padStart(13);
-
 const CPU_COLUMNS = ['gateway', 'lifecycle', 'bare', 'postgres', 'analytics', 'webhooks', 'runs', 'autocannon'];
 
 /** CPU per 2xx answer of the closed-loop runs, by process: where a create's time goes on this machine. */
@@ -308,52 +258,19 @@ function reportCpu(runs: Record<TargetName, TargetRuns>): void {
 }
 
 function report(runs: Record<TargetName, TargetRuns>, answers: string): void {
-  const gateway = summarize(runs.gateway);
-  const bare = summarize(runs.bare);
-  const p50Ratio = gateway.p50 / bare.p50;
-  const throughputRatio = gateway.throughput / bare.throughput;
-  const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+  const summary = { gateway: summarizeLoad(runs.gateway), bare: summarizeLoad(runs.bare) };
+  const reported = TARGET_NAMES.map((name) => ({ name, runs: runs[name], summary: summary[name] }));
 
   log('');
   log(`POST /interns, a new name each; median of ${ROUNDS} interleaved rounds; answers ${answers}`);
-  log(
-    `fixed rate: ${FIXED_RATE.overallRate} req/s, ${FIXED_RATE.connections} connections,` +
-      ` ${FIXED_RATE.durationSeconds} s; closed loop: ${CLOSED_LOOP.connections} connections,` +
-      ` ${CLOSED_LOOP.durationSeconds} s`,
-  );
+  logLoadSettings(FIXED_RATE, CLOSED_LOOP);
   log('');
-  log('target      p50 ms    p99 ms   closed req/s   non-2xx   conn errors');
-  for (const name of TARGET_NAMES) {
-    const all = [...runs[name].fixed, ...runs[name].closed];
-    const summary = name === 'gateway' ? gateway : bare;
-    log(
-      `${name.padEnd(8)}${ms(summary.p50)} ${ms(summary.p99)} ${rps(summary.throughput)}` +
-        ` ${String(sum(all.map((r) => r.non2xx))).padStart(9)} ${String(sum(all.map((r) => r.errors))).padStart(13)}`,
-    );
-  }
+  logTargetTable(reported);
   log('');
-  log(
-    `p50 ratio (gateway / bare):        ${p50Ratio.toFixed(2)}  aim <= ${AIM_P50_RATIO}` +
-      `  ${verdict(p50Ratio <= AIM_P50_RATIO)}`,
-  );
-  log(
-    `throughput ratio (gateway / bare): ${throughputRatio.toFixed(2)}  aim >= ${AIM_THROUGHPUT_RATIO}` +
-      `  ${verdict(throughputRatio >= AIM_THROUGHPUT_RATIO)}`,
-  );
-  log(
-    `non-2xx statuses: gateway ${statusSummary([...runs.gateway.fixed, ...runs.gateway.closed])};` +
-      ` bare ${statusSummary([...runs.bare.fixed, ...runs.bare.closed])}`,
-  );
+  logAims(summary.gateway, summary.bare, { p50Ratio: AIM_P50_RATIO, throughputRatio: AIM_THROUGHPUT_RATIO });
+  logStatuses(reported);
   log('');
-  log('per round (fixed p50 / p99 ms, closed req/s):');
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const line = TARGET_NAMES.map((name) => {
-      const fixed = runs[name].fixed[round] as LoadResult;
-      const closed = runs[name].closed[round] as LoadResult;
-      return `${name} ${fixed.p50Ms.toFixed(2)} / ${fixed.p99Ms.toFixed(2)}, ${closed.okPerSecond.toFixed(0)}`;
-    }).join('   ');
-    log(`  round ${round + 1}: ${line}`);
-  }
+  logRounds(reported, ROUNDS);
   reportCpu(runs);
 }
 
@@ -454,14 +371,4 @@ async function benchmark(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => interruption.abort());
-}
-
-benchmark().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`create benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark('create', benchmark);

@@ -1,6 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import Fastify from 'fastify';
-import { parseLimit, requiredEnv, runAsProcess } from './list-page';
+import { requiredEnv, runAsProcess } from '../shared/bench-kit';
+import { parseLimit } from './list-page';
 
 /**
  * The HTTP half of the list benchmark's floor: a bare Fastify server (no authentication, no Nest) that

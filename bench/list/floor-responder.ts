@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
-import { callerFromEnv, listPageSource, POOL_SIZE, requiredEnv, runAsProcess } from './list-page';
+import { requiredEnv, runAsProcess } from '../shared/bench-kit';
+import { callerFromEnv, listPageSource, POOL_SIZE } from './list-page';
 
 /**
  * The service half of the list benchmark's floor: a raw nats.js queue subscriber (no Nest, no interceptors,

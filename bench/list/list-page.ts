@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { InternList, Principal } from '@interns/contracts';
+import { requiredEnv } from '../shared/bench-kit';
 // The very column list, row mapping and cursor codec the lifecycle list query uses, so the baselines
 // do the same database and serialization work and only the layers in between differ.
 import { CursorCodec } from '../../libs/contracts/src/list-cursor';
@@ -64,12 +65,6 @@ export async function listPageSource(pool: pg.Pool, caller: BenchCaller): Promis
 /** lifecycle's TypeORM pool size (libs/database default). */
 export const POOL_SIZE = 10;
 
-export function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is required`);
-  return value;
-}
-
 /** The caller every baseline process serves, from BARE_WORKSPACE_ID, BARE_ORGANIZATION_ID, BARE_MEMBER_ID. */
 export function callerFromEnv(): BenchCaller {
   return {
@@ -77,24 +72,4 @@ export function callerFromEnv(): BenchCaller {
     organizationId: requiredEnv('BARE_ORGANIZATION_ID'),
     memberId: requiredEnv('BARE_MEMBER_ID'),
   };
-}
-
-/** Runs `start` as a process's main; SIGTERM or SIGINT closes what it returned and exits. */
-export function runAsProcess(name: string, start: () => Promise<{ close(): Promise<void> }>): void {
-  start().then(
-    (running) => {
-      const shutdown = () => {
-        running.close().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGTERM', shutdown);
-      process.once('SIGINT', shutdown);
-    },
-    (error: unknown) => {
-      console.error(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
 }

@@ -1,9 +1,10 @@
-// Longer than 300 lines on purpose: one benchmark reads best as one script (identities, targets, rounds, the report).
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { freePort, Platform, ServiceProcess, startServiceProcess } from '@interns/testing';
+import { BENCH_MEMBER_ID, BENCH_ORGANIZATION_ID, benchIdentities, interruption, log, median, runBenchmark, throwIfInterrupted } from '../shared/bench-kit';
 import { measureCpu } from '../shared/process-cpu';
 import { LoadOptions, LoadResult, runLoad } from './load-generator';
+import { LoadRuns, LoadSummary, logAims, logLoadSettings, logRounds, logStatuses, logTargetTable, summarizeLoad } from './load-report';
 
 /**
  * `npm run bench:list`: what `GET /api/v1/interns?limit=20` costs through the real system (gateway ->
@@ -14,21 +15,12 @@ import { LoadOptions, LoadResult, runLoad } from './load-generator';
  */
 
 const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000001';
-const ORGANIZATION_ID = 'bench';
-const MEMBER_ID = 'bench-user';
 const USER_KEY = 'uk_bench_list';
 const INTERN_COUNT = 50;
 const CREATE_CONCURRENCY = 5;
 const PAGE = 20;
 
-const IDENTITIES = {
-  organizations: [{ id: ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
-  workspaces: [{ id: WORKSPACE_ID, organization_id: ORGANIZATION_ID, name: 'bench' }],
-  members: [{ id: MEMBER_ID, organization_id: ORGANIZATION_ID, active: true }],
-  api_keys: [
-    { key: USER_KEY, kind: 'user', organization_id: ORGANIZATION_ID, workspace_id: WORKSPACE_ID, member_id: MEMBER_ID },
-  ],
-};
+const IDENTITIES = benchIdentities({ workspaceId: WORKSPACE_ID, userKey: USER_KEY });
 
 const WARM_UP: Pick<LoadOptions, 'connections' | 'durationSeconds'> = { connections: 10, durationSeconds: 4 };
 const FIXED_RATE: Pick<LoadOptions, 'connections' | 'durationSeconds' | 'overallRate'> = {
@@ -53,22 +45,9 @@ interface Target {
   pids: Record<string, number>;
 }
 
-interface TargetRuns {
-  fixed: LoadResult[];
-  closed: LoadResult[];
+interface TargetRuns extends LoadRuns {
   /** Per closed-loop run: CPU ms per 2xx answer, per process and for the whole machine. */
   cpuPerRequest: Record<string, number>[];
-}
-
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-/** Aborted by Ctrl-C / SIGTERM so the finally block still tears everything down. */
-const interruption = new AbortController();
-
-function throwIfInterrupted(): void {
-  if (interruption.signal.aborted) throw new Error('interrupted');
 }
 
 async function seedInterns(platform: Platform): Promise<void> {
@@ -100,8 +79,8 @@ async function startBaseline(platform: Platform, entry: string, env: Record<stri
       NATS_URL: platform.env.NATS_URL as string,
       BARE_PORT: String(port),
       BARE_WORKSPACE_ID: WORKSPACE_ID,
-      BARE_ORGANIZATION_ID: ORGANIZATION_ID,
-      BARE_MEMBER_ID: MEMBER_ID,
+      BARE_ORGANIZATION_ID: BENCH_ORGANIZATION_ID,
+      BARE_MEMBER_ID: BENCH_MEMBER_ID,
       ...env,
     },
   });
@@ -139,30 +118,7 @@ async function measureClosed(target: Target, runs: TargetRuns): Promise<void> {
   runs.cpuPerRequest.push(Object.fromEntries(Object.entries(cpuMs).map(([name, ms]) => [name, ms / Math.max(1, result.ok)])));
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const upper = sorted[middle] as number;
-  return sorted.length % 2 === 1 ? upper : ((sorted[middle - 1] as number) + upper) / 2;
-}
-
-function sum(values: number[]): number {
-  return values.reduce((total, value) => total + value, 0);
-}
-
-function statusSummary(results: LoadResult[]): string {
-  const counts: Record<string, number> = {};
-  for (const result of results) {
-    for (const [status, count] of Object.entries(result.statusCounts)) counts[status] = (counts[status] ?? 0) + count;
-  }
-  const shown = Object.entries(counts).filter(([status]) => !status.startsWith('2'));
-  return shown.length === 0 ? 'none' : shown.map(([status, count]) => `${status} x${count}`).join(', ');
-}
-
-interface Summary {
-  p50: number;
-  p99: number;
-  throughput: number;
+interface Summary extends LoadSummary {
   /** Median over the closed-loop runs of CPU ms per request, per process and for the machine. */
   cpu: Record<string, number>;
 }
@@ -170,16 +126,10 @@ interface Summary {
 function summarize(runs: TargetRuns): Summary {
   const processes = Object.keys(runs.cpuPerRequest[0] ?? {});
   return {
-    p50: median(runs.fixed.map((r) => r.p50Ms)),
-    p99: median(runs.fixed.map((r) => r.p99Ms)),
-    throughput: median(runs.closed.map((r) => r.okPerSecond)),
+    ...summarizeLoad(runs),
     cpu: Object.fromEntries(processes.map((name) => [name, median(runs.cpuPerRequest.map((run) => run[name] ?? 0))])),
   };
 }
-
-const ms = (value: number) => value.toFixed(2).padStart(9);
-const rps = (value: number) => value.toFixed(0).padStart(13);
-const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
 
 function cpuLine(cpu: Record<string, number>): string {
   const processes = Object.entries(cpu).filter(([name]) => name !== 'machine');
@@ -189,51 +139,27 @@ function cpuLine(cpu: Record<string, number>): string {
 
 function report(runs: Record<TargetName, TargetRuns>, answers: string): void {
   const summary = Object.fromEntries(TARGETS.map((name) => [name, summarize(runs[name])])) as Record<TargetName, Summary>;
-  const p50Ratio = summary.gateway.p50 / summary.bare.p50;
-  const throughputRatio = summary.gateway.throughput / summary.bare.throughput;
+  const reported = TARGETS.map((name) => ({ name, runs: runs[name], summary: summary[name] }));
 
   log('');
   log(`GET ?limit=${PAGE} over ${INTERN_COUNT} interns; median of ${ROUNDS} interleaved rounds; answers ${answers}`);
-  log(
-    `fixed rate: ${FIXED_RATE.overallRate} req/s, ${FIXED_RATE.connections} connections,` +
-      ` ${FIXED_RATE.durationSeconds} s; closed loop: ${CLOSED_LOOP.connections} connections,` +
-      ` ${CLOSED_LOOP.durationSeconds} s`,
-  );
+  logLoadSettings(FIXED_RATE, CLOSED_LOOP);
   log('');
-  log('target      p50 ms    p99 ms   closed req/s   non-2xx   conn errors');
-  for (const name of TARGETS) {
-    const all = [...runs[name].fixed, ...runs[name].closed];
-    log(
-      `${name.padEnd(8)}${ms(summary[name].p50)} ${ms(summary[name].p99)} ${rps(summary[name].throughput)}` +
-        ` ${String(sum(all.map((r) => r.non2xx))).padStart(9)} ${String(sum(all.map((r) => r.errors))).padStart(13)}`,
-    );
-  }
+  logTargetTable(reported);
   log('');
   log('CPU ms per request (closed loop; "machine" is every core, load generator, broker and database included):');
   for (const name of TARGETS) log(`  ${name.padEnd(8)} ${cpuLine(summary[name].cpu)}`);
   log('');
-  log(`p50 ratio (gateway / bare):        ${p50Ratio.toFixed(2)}  aim <= ${AIM_P50_RATIO}  ${verdict(p50Ratio <= AIM_P50_RATIO)}`);
-  log(
-    `throughput ratio (gateway / bare): ${throughputRatio.toFixed(2)}  aim >= ${AIM_THROUGHPUT_RATIO}` +
-      `  ${verdict(throughputRatio >= AIM_THROUGHPUT_RATIO)}`,
-  );
+  logAims(summary.gateway, summary.bare, { p50Ratio: AIM_P50_RATIO, throughputRatio: AIM_THROUGHPUT_RATIO });
   log(
     `floor (raw NATS split) / bare:     p50 ${(summary.floor.p50 / summary.bare.p50).toFixed(2)},` +
       ` throughput ${(summary.floor.throughput / summary.bare.throughput).toFixed(2)};` +
       ` gateway / floor: p50 ${(summary.gateway.p50 / summary.floor.p50).toFixed(2)},` +
       ` throughput ${(summary.gateway.throughput / summary.floor.throughput).toFixed(2)}`,
   );
-  log(`non-2xx statuses: ${TARGETS.map((name) => `${name} ${statusSummary([...runs[name].fixed, ...runs[name].closed])}`).join('; ')}`);
+  logStatuses(reported);
   log('');
-  log('per round (fixed p50 / p99 ms, closed req/s):');
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const line = TARGETS.map((name) => {
-      const fixed = runs[name].fixed[round] as LoadResult;
-      const closed = runs[name].closed[round] as LoadResult;
-      return `${name} ${fixed.p50Ms.toFixed(2)} / ${fixed.p99Ms.toFixed(2)}, ${closed.okPerSecond.toFixed(0)}`;
-    }).join('   ');
-    log(`  round ${round + 1}: ${line}`);
-  }
+  logRounds(reported, ROUNDS);
 }
 
 async function benchmark(): Promise<void> {
@@ -296,14 +222,4 @@ async function benchmark(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => interruption.abort());
-}
-
-benchmark().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`list benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark('list', benchmark);

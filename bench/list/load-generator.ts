@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
+import { percentile } from '../shared/bench-kit';
 
 /** One entry of autocannon's `requests`: `setupRequest` may change the request before each send. */
 interface AutocannonRequest {
@@ -69,16 +70,6 @@ export interface LoadResult {
 }
 
 /**
- * Nearest-rank percentile of ascending values. Autocannon's own histogram keeps whole milliseconds, too
- * coarse for a baseline that answers in about one, so latencies are collected from its response events.
- */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
-}
-
-/**
  * At a fixed rate a slow answer delays the requests queued behind it on its connection; like HdrHistogram's
  * recordValueWithExpectedInterval (what autocannon does), add the latencies those requests would have seen.
  */
@@ -104,6 +95,8 @@ function requestsOf(options: LoadOptions): AutocannonRequest[] | undefined {
 
 /** One autocannon run; `signal` stops it early (the partial result is still returned). */
 export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<LoadResult> {
+  // Autocannon's own histogram keeps whole milliseconds, too coarse for a baseline that answers in about one,
+  // so latencies are collected from its response events.
   const latencies: number[] = [];
   return new Promise((done, fail) => {
     const instance = autocannon(
@@ -126,7 +119,6 @@ export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<Loa
           options.overallRate === undefined
             ? latencies
             : correctCoordinatedOmission(latencies, (1000 * options.connections) / options.overallRate);
-        sample.sort((a, b) => a - b);
         const statusCounts: Record<string, number> = {};
         for (const [status, { count }] of Object.entries(result.statusCodeStats)) statusCounts[status] = count;
         done({

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { runAsProcess } from '../shared/bench-kit';
 
 /**
  * The baseline of the streams benchmark, run as its own process: plain `node:http`, no framework, no NATS. It
@@ -80,21 +81,8 @@ export function startBareSseServer(port: number): Promise<() => Promise<void>> {
   });
 }
 
-async function main(): Promise<void> {
+runAsProcess('bare SSE server', async () => {
   const port = Number(process.env.BARE_PORT);
   if (!Number.isInteger(port) || port < 1) throw new Error('BARE_PORT is required');
-  const close = await startBareSseServer(port);
-  const shutdown = () => {
-    close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
-}
-
-main().catch((error: unknown) => {
-  console.error(`bare SSE server failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+  return { close: await startBareSseServer(port) };
 });

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { type MessageEvent, WebSocket } from 'undici';
+import { median, sleep } from '../shared/bench-kit';
 
 /**
  * What the streams benchmark reads of a process from outside: its resident memory (`/proc/<pid>/status`), its
@@ -7,21 +8,12 @@ import { type MessageEvent, WebSocket } from 'undici';
  * garbage collection asked through the inspector (the process runs with `--inspect=127.0.0.1:0`).
  */
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** VmRSS of `pid` in KiB. */
 export async function rssKiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
   if (match === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(match[1]);
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const upper = sorted[middle] as number;
-  return sorted.length % 2 === 1 ? upper : ((sorted[middle - 1] as number) + upper) / 2;
 }
 
 /** The median of `samples` RSS readings `gapMs` apart (a single reading catches allocation spikes). */

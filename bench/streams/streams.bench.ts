@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { freePort, Platform, type ServiceProcess, startServiceProcess } from '@interns/testing';
+import { benchIdentities, interruption, log, percentile, provisionScriptedIntern, runBenchmark, sleep, throwIfInterrupted } from '../shared/bench-kit';
 import { closeAll, type HeldStream, openStreams, type StreamTarget } from './stream-client';
 import {
   CpuMeter,
@@ -22,19 +23,9 @@ import {
  * other end of every stream, is read too. Prints figures and exits 0; exits 1 only when the benchmark broke.
  */
 
-const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000003';
-const ORGANIZATION_ID = 'bench';
-const MEMBER_ID = 'bench-user';
 const USER_KEY = 'uk_bench_streams';
 
-const IDENTITIES = {
-  organizations: [{ id: ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
-  workspaces: [{ id: WORKSPACE_ID, organization_id: ORGANIZATION_ID, name: 'bench' }],
-  members: [{ id: MEMBER_ID, organization_id: ORGANIZATION_ID, active: true }],
-  api_keys: [
-    { key: USER_KEY, kind: 'user', organization_id: ORGANIZATION_ID, workspace_id: WORKSPACE_ID, member_id: MEMBER_ID },
-  ],
-};
+const IDENTITIES = benchIdentities({ workspaceId: '5eed0000-0000-4000-8000-000000000003', userKey: USER_KEY });
 
 /**
  * Streams held at each measurement; each count is reached by opening more beside those already held.
@@ -135,40 +126,11 @@ function countsFrom(raw: string | undefined, fallback: number[]): number[] {
   return counts;
 }
 
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
 const benchStartedAt = Date.now();
 
 /** A progress line, stamped with the seconds since the benchmark started. */
 function step(line: string): void {
   log(`[${String(Math.round((Date.now() - benchStartedAt) / 1000)).padStart(3)} s] ${line}`);
-}
-
-/** Aborted by Ctrl-C / SIGTERM so the finally block still tears everything down. */
-const interruption = new AbortController();
-
-function throwIfInterrupted(): void {
-  if (interruption.signal.aborted) throw new Error('interrupted');
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function provisionIntern(platform: Platform, name: string): Promise<string> {
-  const created = await platform.api<{ id: string }>('/api/v1/interns', {
-    token: USER_KEY,
-    json: { name, description: 'streams benchmark', provision: true },
-  });
-  if (created.status !== 201) throw new Error(`creating an intern answered ${created.status}: ${created.text}`);
-  const deadline = Date.now() + RUNNING_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    throwIfInterrupted();
-    const got = await platform.api<{ status: string }>(`/api/v1/interns/${created.body.id}`, { token: USER_KEY });
-    if (got.body.status === 'running') return created.body.id;
-    await sleep(100);
-  }
-  throw new Error(`intern ${name} was not running within ${RUNNING_TIMEOUT_MS} ms`);
 }
 
 /** A holder whose metric `name` counts what it holds. */
@@ -298,11 +260,6 @@ async function runTarget(target: Target): Promise<TargetRun> {
   }
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1] as number;
-}
-
 const perStream = (phase: Phase, before: MemoryReading[], index: number, key: 'rssKiB' | 'heapKiB') =>
   ((phase.held[index] as MemoryReading)[key] - (before[index] as MemoryReading)[key]) / phase.count;
 const pad = (text: string, width: number) => text.padStart(width);
@@ -386,7 +343,10 @@ async function benchmark(): Promise<void> {
     throwIfInterrupted();
     step(`provisioning ${INTERNS} interns (scripted model)...`);
     const started = platform;
-    const internIds = await Promise.all(Array.from({ length: INTERNS }, (_, i) => provisionIntern(started, `bench-streams-${i + 1}`)));
+    const provisioning = { description: 'streams benchmark', timeoutMs: RUNNING_TIMEOUT_MS, pollMs: 100, oneOfSeveral: true };
+    const internIds = await Promise.all(
+      Array.from({ length: INTERNS }, (_, i) => provisionScriptedIntern(started, USER_KEY, `bench-streams-${i + 1}`, provisioning)),
+    );
     db = new pg.Client({ connectionString: platform.database.url, application_name: 'bench-streams' });
     await db.connect();
     step('starting the bare SSE server...');
@@ -437,14 +397,4 @@ async function benchmark(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => interruption.abort());
-}
-
-benchmark().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`streams benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark('streams', benchmark);
