@@ -96,7 +96,14 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     // The handler returns now: a held stream keeps only the relay, its subscription and what the ending needs,
     // not this request's frames (about a third of what an idle stream costs the gateway otherwise).
     const ending = { streamId, sessionId: answer.sessionId, background: turn.background, correlationId: context.correlationId };
-    void relay.finished.then((outcome) => this.streamEnded(relay, subscription, outcome, ending));
+    void relay.finished
+      .then((outcome) => this.streamEnded(relay, subscription, outcome, ending))
+      .catch((error: unknown) => {
+        // Nobody awaits this chain: a failure (say, the broker connection closing under the notice) is logged here.
+        this.logger.error(`chat stream ${ending.streamId} could not be wound up: ${error instanceof Error ? error.message : String(error)}`, {
+          correlation_id: ending.correlationId,
+        });
+      });
   }
 
   private streamEnded(
