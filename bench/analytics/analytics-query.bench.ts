@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@interns/testing';
 import { ANALYTICS_MIGRATIONS } from '../../apps/analytics/src/migrations';
 import { AnalyticsQueries } from '../../apps/analytics/src/query/analytics-queries';
 import { buildAnalyticsSql } from '../../apps/analytics/src/query/analytics-query.builder';
+import { log, percentile, runBenchmark } from '../shared/bench-kit';
 import { loadSyntheticFacts, SYNTHETIC_ORGANIZATIONS } from './synthetic-facts';
 
 /**
@@ -82,15 +83,6 @@ const CASES: Case[] = [
       WHERE organization_id = $1 AND started_at >= $2 AND started_at < $3 GROUP BY 1`,
   },
 ];
-
-function log(line = ''): void {
-  process.stdout.write(`${line}\n`);
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function timed(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
@@ -206,10 +198,5 @@ async function benchmark(): Promise<void> {
   }
 }
 
-benchmark().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`analytics benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+// It never checks for an interruption: Ctrl-C ends it at once, as it always has.
+runBenchmark('analytics', benchmark, { interruptible: false, failureStack: true });

@@ -5,6 +5,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createParser } from 'eventsource-parser';
 import { decodeStreamFrame, subjectsFor } from '@interns/contracts';
 import { Platform } from '@interns/testing';
+import { benchIdentities, log, percentile, provisionScriptedIntern, runBenchmark, throwIfInterrupted, withTimeout } from '../shared/bench-kit';
 
 /**
  * `npm run bench:chat`: what the gateway adds to each streamed chat chunk. One run streams 200 content
@@ -15,19 +16,9 @@ import { Platform } from '@interns/testing';
  * and what the second reader gets. Prints figures and exits 0; exits 1 only when the benchmark itself breaks.
  */
 
-const WORKSPACE_ID = '5eed0000-0000-4000-8000-000000000002';
-const ORGANIZATION_ID = 'bench';
-const MEMBER_ID = 'bench-user';
 const USER_KEY = 'uk_bench_chat';
 
-const IDENTITIES = {
-  organizations: [{ id: ORGANIZATION_ID, name: 'Bench', programme: true, lifecycle_writes: true }],
-  workspaces: [{ id: WORKSPACE_ID, organization_id: ORGANIZATION_ID, name: 'bench' }],
-  members: [{ id: MEMBER_ID, organization_id: ORGANIZATION_ID, active: true }],
-  api_keys: [
-    { key: USER_KEY, kind: 'user', organization_id: ORGANIZATION_ID, workspace_id: WORKSPACE_ID, member_id: MEMBER_ID },
-  ],
-};
+const IDENTITIES = benchIdentities({ workspaceId: '5eed0000-0000-4000-8000-000000000002', userKey: USER_KEY });
 
 const CHUNKS = 200;
 /** A pause after every chunk, so each is its own NATS message and SSE write rather than one burst. */
@@ -53,35 +44,6 @@ interface RoundResult {
   sseGaps: number[];
   /** follower - direct, ms, in rounds with a second reader. */
   followerAdded: number[];
-}
-
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-/** Aborted by Ctrl-C / SIGTERM so the finally block still tears everything down. */
-const interruption = new AbortController();
-
-function throwIfInterrupted(): void {
-  if (interruption.signal.aborted) throw new Error('interrupted');
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function provisionIntern(platform: Platform): Promise<string> {
-  const created = await platform.api<{ id: string }>('/api/v1/interns', {
-    token: USER_KEY,
-    json: { name: 'bench-chat', description: 'chat stream benchmark', provision: true },
-  });
-  if (created.status !== 201) throw new Error(`creating the intern answered ${created.status}: ${created.text}`);
-  const deadline = Date.now() + RUNNING_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    throwIfInterrupted();
-    const got = await platform.api<{ status: string }>(`/api/v1/interns/${created.body.id}`, { token: USER_KEY });
-    if (got.body.status === 'running') return created.body.id;
-    await sleep(50);
-  }
-  throw new Error(`the intern was not running within ${RUNNING_TIMEOUT_MS} ms`);
 }
 
 /** Chunk contents are unique per round (`r3-chunk-17`), so a stray chunk of another round never matches. */
@@ -209,14 +171,6 @@ function readEvents(
   });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 async function streamRound(
   platform: Platform,
   internId: string,
@@ -278,13 +232,6 @@ function compare(round: string, arrivals: RoundArrivals): RoundResult {
   return result;
 }
 
-/** Nearest-rank percentile. */
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1] as number;
-}
-
 const ms = (value: number) => value.toFixed(3).padStart(8);
 
 function spread(values: number[]): string {
@@ -338,7 +285,11 @@ async function benchmark(): Promise<void> {
     await platform.applyIdentities(IDENTITIES);
     throwIfInterrupted();
     log('provisioning an intern (scripted model)...');
-    const internId = await provisionIntern(platform);
+    const internId = await provisionScriptedIntern(platform, USER_KEY, 'bench-chat', {
+      description: 'chat stream benchmark',
+      timeoutMs: RUNNING_TIMEOUT_MS,
+      pollMs: 50,
+    });
 
     nc = await connect({ servers: platform.env.NATS_URL, name: 'bench-chat' });
     const direct = new DirectSubscriber(nc, platform.env.NATS_PREFIX as string);
@@ -366,14 +317,4 @@ async function benchmark(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => interruption.abort());
-}
-
-benchmark().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`chat benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark('chat', benchmark);

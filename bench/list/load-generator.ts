@@ -1,10 +1,18 @@
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
+import { percentile } from '../shared/bench-kit';
 
-/** The part of autocannon 9's API the benchmark uses (the package ships no types). */
+/** One entry of autocannon's `requests`: `setupRequest` may change the request before each send. */
+interface AutocannonRequest {
+  method?: string;
+  setupRequest?: (request: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** The part of autocannon 9's API the benchmarks use (the package ships no types). */
 interface AutocannonOptions {
   url: string;
   headers?: Record<string, string>;
+  requests?: AutocannonRequest[];
   connections: number;
   /** Seconds. */
   duration: number;
@@ -37,6 +45,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 export interface LoadOptions {
   url: string;
   headers?: Record<string, string>;
+  /** Omitted: GET. */
+  method?: 'GET' | 'POST';
+  /** Called for every request sent (e.g. a body with a unique name); set the content-type in `headers`. */
+  body?: () => string;
   connections: number;
   durationSeconds: number;
   /** Requests per second over all connections; omitted: closed loop (each connection sends as soon as answered). */
@@ -49,20 +61,12 @@ export interface LoadResult {
   p99Ms: number;
   /** 2xx answers per second. */
   okPerSecond: number;
+  /** 2xx answers in all. */
+  ok: number;
   non2xx: number;
   /** Connection errors, including timeouts. */
   errors: number;
   statusCounts: Record<string, number>;
-}
-
-/**
- * Nearest-rank percentile of ascending values. Autocannon's own histogram keeps whole milliseconds, too
- * coarse for a baseline that answers in about one, so latencies are collected from its response events.
- */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
 }
 
 /**
@@ -79,14 +83,27 @@ function correctCoordinatedOmission(latencies: number[], expectedIntervalMs: num
   return corrected;
 }
 
+/** Without a method or body: autocannon's default, the same GET every time. */
+function requestsOf(options: LoadOptions): AutocannonRequest[] | undefined {
+  const { method, body } = options;
+  if (method === undefined && body === undefined) return undefined;
+  const request: AutocannonRequest = { method: method ?? 'POST' };
+  // Left out when there is no body: autocannon calls whatever `setupRequest` the request has.
+  if (body !== undefined) request.setupRequest = (sent) => ({ ...sent, body: body() });
+  return [request];
+}
+
 /** One autocannon run; `signal` stops it early (the partial result is still returned). */
 export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<LoadResult> {
+  // Autocannon's own histogram keeps whole milliseconds, too coarse for a baseline that answers in about one,
+  // so latencies are collected from its response events.
   const latencies: number[] = [];
   return new Promise((done, fail) => {
     const instance = autocannon(
       {
         url: options.url,
         headers: options.headers,
+        requests: requestsOf(options),
         connections: options.connections,
         duration: options.durationSeconds,
         overallRate: options.overallRate,
@@ -102,13 +119,13 @@ export function runLoad(options: LoadOptions, signal?: AbortSignal): Promise<Loa
           options.overallRate === undefined
             ? latencies
             : correctCoordinatedOmission(latencies, (1000 * options.connections) / options.overallRate);
-        sample.sort((a, b) => a - b);
         const statusCounts: Record<string, number> = {};
         for (const [status, { count }] of Object.entries(result.statusCodeStats)) statusCounts[status] = count;
         done({
           p50Ms: percentile(sample, 50),
           p99Ms: percentile(sample, 99),
           okPerSecond: result.duration > 0 ? result['2xx'] / result.duration : 0,
+          ok: result['2xx'],
           non2xx: result.non2xx,
           errors: result.errors,
           statusCounts,

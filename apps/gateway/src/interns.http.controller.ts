@@ -8,7 +8,6 @@ import {
   InternCommandRequest,
   InternIconReply,
   InternIconRequest,
-  InternList,
   InternView,
   ListInternsRequest,
   parseCreateInternBody,
@@ -46,12 +45,13 @@ interface SuspendedAnswer {
 export class InternsHttpController {
   constructor(@Inject(ServiceClient) private readonly services: ServiceClient) {}
 
+  /** An InternList, as lifecycle's bytes. */
   @Get()
-  list(@Req() request: FastifyRequest): Promise<InternList> {
+  list(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     // Fastify's query parser has decoded `%2C` already, so `status=running%2Cstopped` splits like a comma.
     const query = parseListQuery(request.query as RawQuery);
     const payload: ListInternsRequest = { context: this.services.contextOf(request), ...query };
-    return this.services.request<InternList>(this.services.subjects.lifecycle.listInterns, request, payload);
+    return this.services.forwardBody(this.services.subjects.lifecycle.listInterns, request, reply, payload);
   }
 
   @Post()
@@ -64,10 +64,15 @@ export class InternsHttpController {
     return answer.intern;
   }
 
+  /** An InternView, as lifecycle's bytes. */
   @Get(`:${INTERN_ID_PARAM}`)
-  get(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<InternView> {
+  get(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Param(INTERN_ID_PARAM) internId: string,
+  ): Promise<FastifyReply> {
     const payload: GetInternRequest = { context: this.services.contextOf(request), internId: visibleId(internId) };
-    return this.services.request<InternView>(this.services.subjects.lifecycle.getIntern, request, payload);
+    return this.services.forwardBody(this.services.subjects.lifecycle.getIntern, request, reply, payload);
   }
 
   @Patch(`:${INTERN_ID_PARAM}`)

@@ -1,8 +1,6 @@
-import type pg from 'pg';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
-// typeorm's exports map only gives types to deep paths through its "./*.js" entry.
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { poolOf } from '@interns/database';
 import { IDENTITY_SCHEMA } from '@interns/identity';
 
 /** The gateway's limiters count in fixed 60 s windows. */
@@ -36,17 +34,4 @@ export function minuteLimiter(options: { dataSource: DataSource; tableName: stri
 /** Whole seconds until the window ends, clamped to [1, 60] (replica clock skew can stretch the raw value). */
 export function retryAfterSecondsOf(msBeforeNext: number): number {
   return Math.min(LIMIT_WINDOW_SECONDS, Math.max(1, Math.ceil(msBeforeNext / 1000)));
-}
-
-/**
- * The pool TypeORM's postgres driver keeps as `master`; a limiter shares it rather than opening its own.
- * Taken once: after the DataSource is destroyed the ended pool rejects every query, which is what we want.
- */
-function poolOf(dataSource: DataSource): pg.Pool {
-  if (dataSource.options.type !== 'postgres') {
-    throw new Error(`a limiter needs a postgres DataSource, got ${dataSource.options.type}`);
-  }
-  const pool = (dataSource.driver as PostgresDriver).master as pg.Pool | undefined;
-  if (pool === undefined) throw new Error('a limiter needs an initialized DataSource');
-  return pool;
 }

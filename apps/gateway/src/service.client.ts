@@ -1,8 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, subjectsFor } from '@interns/contracts';
 import type { PlatformConfig, RequestContext, Subjects } from '@interns/contracts';
-import { RpcClient, RpcTimeoutError } from '@interns/messaging';
+import { RpcClient, RpcRequestOptions, RpcTimeoutError } from '@interns/messaging';
+
+/** What Fastify sends for a JSON reply it serialized itself; passed-through bodies say the same. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Forwards a checked request to a service (lifecycle, runs) over the process's one RPC client. The reply must
@@ -29,12 +32,22 @@ export class ServiceClient {
   }
 
   async request<Res>(subject: string, request: FastifyRequest, payload: { context: RequestContext }): Promise<Res> {
+    return this.rpc.request<Res>(subject, payload, this.optionsFor(subject, request, payload));
+  }
+
+  /**
+   * For routes that answer exactly the service's response (hot reads): its JSON bytes are written through as
+   * the 200 body, never parsed and serialized again here.
+   */
+  async forwardBody(subject: string, request: FastifyRequest, reply: FastifyReply, payload: { context: RequestContext }): Promise<FastifyReply> {
+    const body = await this.rpc.requestBody(subject, payload, this.optionsFor(subject, request, payload));
+    return reply.type(JSON_CONTENT_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  }
+
+  private optionsFor(subject: string, request: FastifyRequest, payload: { context: RequestContext }): RpcRequestOptions {
     const state = request.gateway;
     const remainingMs = state === null ? 0 : state.routeDeadlineMs - (performance.now() - state.arrivedAt);
     if (remainingMs < 1) throw new RpcTimeoutError(subject, 0);
-    return this.rpc.request<Res>(subject, payload, {
-      timeoutMs: Math.floor(remainingMs),
-      correlationId: payload.context.correlationId,
-    });
+    return { timeoutMs: Math.floor(remainingMs), correlationId: payload.context.correlationId };
   }
 }

@@ -1,6 +1,7 @@
 import { CursorCodec } from '@interns/contracts';
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
+import { LEAN_NATS_HANDLERS } from '@interns/messaging';
 import { INTERN_EVENT_UPCASTERS } from '@interns/lifecycle-domain';
 import type { ServiceDeps } from '@interns/service-runtime';
 import { LeaderLease, WorkSignal } from '@interns/workers';
@@ -17,6 +18,7 @@ import { InternStreams } from './interns/intern-streams';
 import { projectInternSummary } from './interns/intern-summary.projection';
 import { InternTransitionsService } from './interns/intern-transitions.service';
 import { internsNatsController } from './interns/interns.nats.controller';
+import { internsLeanHandlers } from './interns/interns.lean-handlers';
 
 /** Advisory lock of the process manager's leader (distinct from the relay's). */
 const PROCESS_MANAGER_LOCK: [string, string] = ['process-manager', `${LIFECYCLE_SCHEMA}/provisioning`];
@@ -78,6 +80,11 @@ export class LifecycleModule {
             const [row] = await dataSource.query(`SELECT value FROM lifecycle.settings WHERE name = 'cursor_secret'`);
             return new InternQueriesService(dataSource, new CursorCodec(row.value));
           },
+        },
+        {
+          provide: LEAN_NATS_HANDLERS,
+          useFactory: (queries: InternQueriesService) => internsLeanHandlers(subjects.lifecycle, queries),
+          inject: [InternQueriesService],
         },
       ],
     };

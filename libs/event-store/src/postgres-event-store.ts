@@ -109,14 +109,14 @@ export class PostgresEventStore {
         const replay = replayKey && (await this.findCommitted(manager, streamId, replayKey, prepared));
         if (replay) return replay;
 
-        if (!(await this.claimVersion(manager, streamId, streamType, expectedVersion, nextVersion))) {
+        const stored = await this.claimAndInsert(manager, streamId, streamType, expectedVersion, prepared);
+        if (stored === null) {
           // Read committed: this statement sees whatever the append we waited for committed.
           const raced = replayKey && (await this.findCommitted(manager, streamId, replayKey, prepared));
           if (raced) return raced;
           throw new ConcurrencyError(streamId, expectedVersion, await this.currentVersion(manager, streamId));
         }
 
-        const stored = await this.insertEvents(manager, streamId, streamType, prepared);
         for (const projection of this.projections) await projection(manager, stored);
         if (options.inTransaction) await options.inTransaction(manager, stored);
         return { nextVersion, events: stored };
@@ -131,30 +131,6 @@ export class PostgresEventStore {
     }
   }
 
-  /** 0 rows claimed means another writer got there first (or the stream is not at `expectedVersion`). */
-  private async claimVersion(
-    manager: EntityManager,
-    streamId: string,
-    streamType: string,
-    expectedVersion: number,
-    nextVersion: number,
-  ): Promise<boolean> {
-    if (expectedVersion === 0) {
-      const inserted: unknown[] = await manager.query(
-        `INSERT INTO ${this.tables.streams} (stream_id, stream_type, version) VALUES ($1, $2, $3)
-         ON CONFLICT (stream_id) DO NOTHING RETURNING 1`,
-        [streamId, streamType, nextVersion],
-      );
-      return inserted.length === 1;
-    }
-    // For UPDATE, TypeORM's postgres driver returns [rows, affectedCount].
-    const [, affected]: [unknown[], number] = await manager.query(
-      `UPDATE ${this.tables.streams} SET version = $3 WHERE stream_id = $1 AND version = $2`,
-      [streamId, expectedVersion, nextVersion],
-    );
-    return affected === 1;
-  }
-
   private async currentVersion(manager: EntityManager, streamId: string): Promise<number> {
     const rows: { version: number }[] = await manager.query(
       `SELECT version FROM ${this.tables.streams} WHERE stream_id = $1`,
@@ -163,27 +139,46 @@ export class PostgresEventStore {
     return rows[0]?.version ?? 0;
   }
 
-  private async insertEvents(
+  /**
+   * Claims the next version (a conditional write on `streams`) and inserts the events, in one statement: the
+   * insert reads from the claim, so it inserts nothing when the claim wrote nothing. Null then: another writer
+   * got there first (or the stream is not at `expectedVersion`).
+   */
+  private async claimAndInsert(
     manager: EntityManager,
     streamId: string,
     streamType: string,
+    expectedVersion: number,
     prepared: PreparedEvent[],
-  ): Promise<StoredEvent[]> {
-    const params: unknown[] = [streamId];
+  ): Promise<StoredEvent[] | null> {
+    const nextVersion = expectedVersion + prepared.length;
+    const params: unknown[] = [streamId, nextVersion];
+    let claim: string;
+    if (expectedVersion === 0) {
+      params.push(streamType);
+      claim = `INSERT INTO ${this.tables.streams} (stream_id, stream_type, version) VALUES ($1, $3, $2::int)
+               ON CONFLICT (stream_id) DO NOTHING RETURNING 1`;
+    } else {
+      params.push(expectedVersion);
+      claim = `UPDATE ${this.tables.streams} SET version = $2::int WHERE stream_id = $1 AND version = $3::int RETURNING 1`;
+    }
     const values = prepared.map((event) => {
       params.push(event.streamVersion, event.eventId, event.type, event.schemaVersion, event.dataJson, event.metadataJson);
       const n = params.length;
-      return `($1, $${n - 5}::int, $${n - 4}::uuid, $${n - 3}, $${n - 2}::int, $${n - 1}::jsonb, $${n}::jsonb)`;
+      return `($${n - 5}::int, $${n - 4}::uuid, $${n - 3}::text, $${n - 2}::int, $${n - 1}::jsonb, $${n}::jsonb)`;
     });
     const rows: { global_position: string; transaction_id: string; stream_version: number; created_at: Date }[] =
       await manager.query(
-        `INSERT INTO ${this.tables.events}
+        `WITH claim AS (${claim})
+         INSERT INTO ${this.tables.events}
            (stream_id, stream_version, event_id, type, schema_version, data, metadata)
-         VALUES ${values.join(', ')}
+         SELECT $1::text, v.stream_version, v.event_id, v.type, v.schema_version, v.data, v.metadata
+           FROM claim, (VALUES ${values.join(', ')}) AS v (stream_version, event_id, type, schema_version, data, metadata)
          RETURNING global_position::text AS global_position, transaction_id::text AS transaction_id,
                    stream_version, created_at`,
         params,
       );
+    if (rows.length === 0) return null;
     const byVersion = new Map(rows.map((row) => [row.stream_version, row]));
     return prepared.map((event) => {
       const row = byVersion.get(event.streamVersion);

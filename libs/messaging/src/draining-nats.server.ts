@@ -4,6 +4,7 @@ import { ServerNats } from '@nestjs/microservices';
 import type { ServiceName } from '@interns/contracts';
 import { natsTransportOptions } from './nats-connection';
 import type { NatsSecurity } from './nats-credentials';
+import { LeanNatsHandler, LeanRequestObserver, observeNothing, serveLeanRequest } from './lean-nats-handler';
 
 /**
  * How long a stopping service waits for its NATS handlers in flight. Equal to the default lifecycle route
@@ -28,6 +29,8 @@ export class DrainingNatsServer extends ServerNats {
   /** Requests taken and not yet answered. */
   private readonly unanswered = new Set<Msg>();
   private allAnswered: (() => void) | null = null;
+  private leanHandlers: readonly LeanNatsHandler<unknown>[] = [];
+  private observeLean: LeanRequestObserver = observeNothing;
 
   constructor(
     private readonly serverOptions: ServerNatsOptions,
@@ -37,11 +40,30 @@ export class DrainingNatsServer extends ServerNats {
     super({ ...serverOptions, gracefulShutdown: false });
   }
 
+  /**
+   * Handlers to serve on the lean path (see LeanNatsHandler), before `listen`. Their subjects must not also
+   * be `@MessagePattern`s: one subscription per subject and queue group.
+   */
+  serveLean(handlers: readonly LeanNatsHandler<unknown>[], observe: LeanRequestObserver = observeNothing): void {
+    this.leanHandlers = handlers;
+    this.observeLean = observe;
+  }
+
   /** One subscription per handler, as Nest's, but kept so that `close()` can drain them. */
   override bindEvents(client: NatsConnection): void {
     for (const [channel, handler] of this.messageHandlers) {
       const queue = (handler.extras?.queue as string | undefined) ?? this.serverOptions.queue;
       this.served.push(client.subscribe(channel, { queue, callback: this.getMessageHandler(channel).bind(this) }));
+    }
+    for (const handler of this.leanHandlers) {
+      if (this.messageHandlers.has(handler.subject)) throw new Error(`${handler.subject} is both a lean handler and a @MessagePattern`);
+      const callback = (error: Error | null, message: Msg) => {
+        // Only requests are served; a subscription error (a permissions violation) is the connection's to report.
+        if (error !== null || !message.reply) return;
+        this.unanswered.add(message);
+        void serveLeanRequest(handler, message, this.observeLean).finally(() => this.answered(message));
+      };
+      this.served.push(client.subscribe(handler.subject, { queue: this.serverOptions.queue, callback }));
     }
   }
 
@@ -125,7 +147,7 @@ export function drainingNatsStrategy(options: {
   queue: ServiceName;
   security?: NatsSecurity;
   handlerDrainTimeoutMs?: number;
-}): CustomStrategy {
+}): CustomStrategy & { strategy: DrainingNatsServer } {
   const { options: serverOptions } = natsTransportOptions(options);
   return { strategy: new DrainingNatsServer(serverOptions ?? {}, options.handlerDrainTimeoutMs) };
 }

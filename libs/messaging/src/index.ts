@@ -6,3 +6,4 @@ export * from './domain-error.filter';
 export * from './session-channel';
 export * from './jetstream-stream';
 export * from './durable-stream-consumer';
+export * from './lean-nats-handler';

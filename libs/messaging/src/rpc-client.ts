@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { headers as natsHeaders, MsgHdrs, NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { headers as natsHeaders, Msg, MsgHdrs, NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
 import {
   CORRELATION_HEADER,
   ERROR_REASONS,
   isServiceErrorPayload,
+  RPC_BODY_REPLY_HEADER,
+  RPC_BODY_REPLY_VALUE,
   RpcReplyPacket,
   RpcRequestPacket,
   ServiceErrorPayload,
@@ -68,7 +70,25 @@ export class RpcClient {
   }
 
   /** Every request is measured: `interns_nats_request_duration_seconds`, `interns_nats_request_errors_total`. */
-  async request<Res>(subject: string, data: unknown, options: RpcRequestOptions): Promise<Res> {
+  request<Res>(subject: string, data: unknown, options: RpcRequestOptions): Promise<Res> {
+    return this.measured(subject, data, options, (reply) => {
+      if (isBodyReply(reply)) return reply.json<Res>();
+      return responseOf<Res>(subject, reply.json<RpcReplyPacket<Res>>());
+    });
+  }
+
+  /**
+   * The response body's JSON bytes, for a caller that writes them through (the gateway on hot reads): a lean
+   * handler's body reply is returned as it came, unparsed; a packet's response is serialized.
+   */
+  requestBody(subject: string, data: unknown, options: RpcRequestOptions): Promise<Uint8Array> {
+    return this.measured(subject, data, options, (reply) => {
+      if (isBodyReply(reply)) return reply.data;
+      return encoder.encode(JSON.stringify(responseOf(subject, reply.json<RpcReplyPacket>())));
+    });
+  }
+
+  private async measured<Res>(subject: string, data: unknown, options: RpcRequestOptions, read: (reply: Msg) => Res): Promise<Res> {
     const startedAt = performance.now();
     // Inside a handled request the caller's correlation id and trace travel on without being passed.
     const correlationId = options.correlationId ?? currentCorrelationId();
@@ -76,7 +96,7 @@ export class RpcClient {
     if (correlationId) headers.set(CORRELATION_HEADER, correlationId);
     const span = startNatsClientSpan(subject, headers, correlationId); // undefined (no traceparent) when tracing is off
     try {
-      const response = await this.exchange<Res>(subject, data, options, headers);
+      const response = read(await this.exchange(subject, data, options, headers));
       recordRpcRequest(subject, 'ok', startedAt);
       endSpan(span);
       return response;
@@ -87,24 +107,19 @@ export class RpcClient {
     }
   }
 
-  private async exchange<Res>(subject: string, data: unknown, options: RpcRequestOptions, headers: MsgHdrs): Promise<Res> {
+  private async exchange(subject: string, data: unknown, options: RpcRequestOptions, headers: MsgHdrs): Promise<Msg> {
     if (!this.state.isConnected) {
       throw new RpcUnavailableError(subject, 'message broker unreachable', 'broker_unreachable');
     }
     const packet: RpcRequestPacket = { id: randomUUID(), pattern: subject, data };
-    let reply;
+    let reply: Msg;
     try {
       reply = await this.nc.request(subject, JSON.stringify(packet), { timeout: options.timeoutMs, headers });
     } catch (error) {
       throw this.translate(error, subject, options.timeoutMs);
     }
     if (reply.data.length === 0) throw new RpcUnavailableError(subject, 'empty reply', 'empty_reply');
-    const answer = reply.json<RpcReplyPacket<Res>>();
-    if (answer.err !== undefined && answer.err !== null) {
-      if (isServiceErrorPayload(answer.err)) throw new RemoteServiceError(answer.err);
-      throw new RemoteFailureError(subject, answer.err);
-    }
-    return answer.response as Res;
+    return reply;
   }
 
   private translate(error: unknown, subject: string, timeoutMs: number): Error {
@@ -116,6 +131,22 @@ export class RpcClient {
     if (error instanceof Error) return new RpcUnavailableError(subject, error.message);
     return new RpcUnavailableError(subject, String(error));
   }
+}
+
+const encoder = new TextEncoder();
+
+/** A lean handler's reply: the body itself (see RPC_BODY_REPLY_HEADER). */
+function isBodyReply(reply: Msg): boolean {
+  return reply.headers?.get(RPC_BODY_REPLY_HEADER) === RPC_BODY_REPLY_VALUE;
+}
+
+/** A packet's response, or its `err` thrown as a refusal or a failure. */
+function responseOf<Res>(subject: string, answer: RpcReplyPacket<Res>): Res {
+  if (answer.err !== undefined && answer.err !== null) {
+    if (isServiceErrorPayload(answer.err)) throw new RemoteServiceError(answer.err);
+    throw new RemoteFailureError(subject, answer.err);
+  }
+  return answer.response as Res;
 }
 
 /** A service's own fault comes back as a 5xx reason (`internal_error`): a failure, not a refusal. */

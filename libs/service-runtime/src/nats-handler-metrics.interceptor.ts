@@ -41,6 +41,12 @@ export function handledOutcomeOf(error: unknown): HandledOutcome {
   return error instanceof DomainError && ERROR_REASONS[error.reason].status < 500 ? 'refused' : 'failed';
 }
 
+/** One handled request in `interns_nats_handled_total` and `interns_nats_handler_duration_seconds`. */
+export function recordHandled(subject: string, outcome: HandledOutcome, startedAt: number): void {
+  handledTotal.inc({ subject, outcome });
+  handlerDuration.observe({ subject }, (performance.now() - startedAt) / 1000);
+}
+
 /** Measures every `@MessagePattern` handler: `interns_nats_handled_total` and `interns_nats_handler_duration_seconds`. */
 @Injectable()
 export class NatsHandlerMetricsInterceptor implements NestInterceptor {
@@ -48,10 +54,11 @@ export class NatsHandlerMetricsInterceptor implements NestInterceptor {
     if (context.getType() !== 'rpc') return next.handle();
     const subject = handlerSubjectLabel(context.getHandler());
     const startedAt = performance.now();
-    const record = (outcome: HandledOutcome) => {
-      handledTotal.inc({ subject, outcome });
-      handlerDuration.observe({ subject }, (performance.now() - startedAt) / 1000);
-    };
-    return next.handle().pipe(tap({ complete: () => record('ok'), error: (error: unknown) => record(handledOutcomeOf(error)) }));
+    return next.handle().pipe(
+      tap({
+        complete: () => recordHandled(subject, 'ok', startedAt),
+        error: (error: unknown) => recordHandled(subject, handledOutcomeOf(error), startedAt),
+      }),
+    );
   }
 }

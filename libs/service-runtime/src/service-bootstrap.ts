@@ -19,10 +19,17 @@ import { DataSource } from 'typeorm';
 import { loadConfig, PlatformConfig, ServiceName, Subjects, subjectsFor } from '@interns/contracts';
 import { openDatabase, PostgresOptions } from '@interns/database';
 import { JsonLogger, NatsRequestContextInterceptor, startTracing, TracingShutdown } from '@interns/observability';
-import { connectNats, DomainErrorRpcFilter, drainingNatsStrategy } from '@interns/messaging';
+import {
+  connectNats,
+  DomainErrorRpcFilter,
+  DrainingNatsServer,
+  drainingNatsStrategy,
+  LeanNatsHandler,
+} from '@interns/messaging';
 import { HealthModule } from './health.module';
 import { installHttpDrain } from './http-drain';
 import { installHttpMetrics } from './http-metrics';
+import { observeLeanRequest } from './lean-request-observer';
 import { NatsHandlerMetricsInterceptor } from './nats-handler-metrics.interceptor';
 import { natsReadiness } from './nats-readiness';
 
@@ -58,6 +65,11 @@ export interface ServiceBootstrapOptions {
   serveNats?: boolean;
   /** Last changes before listening (the gateway: global prefix, filters, hooks). */
   configure?: (app: NestFastifyApplication, deps: ServiceDeps) => void | Promise<void>;
+  /**
+   * Handlers served on the lean NATS path (LeanNatsHandler), read from the initialized app, e.g.
+   * `(app) => app.get(LEAN_NATS_HANDLERS)`. Their subjects must not also be `@MessagePattern`s.
+   */
+  leanHandlers?: (app: NestFastifyApplication) => LeanNatsHandler<unknown>[];
   /** Defaults to `process.env`. */
   env?: Record<string, string | undefined>;
   /** Default true: SIGTERM/SIGINT close the app and exit 0. In-process tests pass false and call `close()`. */
@@ -156,6 +168,7 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
 
   const deps: ServiceDeps = { service, config, subjects: subjectsFor(config.natsPrefix), dataSource, nc };
   let server: INestMicroservice | undefined;
+  let natsServer: DrainingNatsServer | undefined;
   const serverConnection = (): NatsConnection | null => {
     try {
       return server ? server.unwrap<NatsConnection>() : null;
@@ -191,9 +204,9 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
       const drain = { handlerDrainTimeoutMs: config.lifecycleRouteDeadlineMs };
       // Deferred: handlers bind their exception filters when registered, so the filter must be set
       // first. The app's own init() runs the module hooks, hence the microservice must not run them again.
-      server = app.connectMicroservice(drainingNatsStrategy({ url: config.natsUrl, queue: service, security: config, ...drain }), {
-        deferInitialization: true,
-      });
+      const strategy = drainingNatsStrategy({ url: config.natsUrl, queue: service, security: config, ...drain });
+      natsServer = strategy.strategy;
+      server = app.connectMicroservice(strategy, { deferInitialization: true });
       server.useGlobalFilters(new DomainErrorRpcFilter());
       // Handlers run inside the request they serve: correlation id in every log line, trace span.
       server.useGlobalInterceptors(new NatsRequestContextInterceptor());
@@ -206,6 +219,7 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
     await options.configure?.(app, deps);
     // Module hooks first: no request may reach a provider before its onModuleInit has run.
     await app.init();
+    if (options.leanHandlers) natsServer?.serveLean(options.leanHandlers(app), observeLeanRequest);
     await app.startAllMicroservices();
     const ownConnection = serverConnection();
     if (ownConnection) {
@@ -223,3 +237,4 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
   logger.log(`${service} listening on http://0.0.0.0:${port} (NATS prefix "${config.natsPrefix}")`);
   return { app, deps, port, close: () => app.close() };
 }
+

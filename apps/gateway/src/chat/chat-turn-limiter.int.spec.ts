@@ -57,6 +57,18 @@ describe('ChatTurnLimiter', () => {
     await db.drop();
   });
 
+  it('keeps its counters (and the authentication failure counters) in unlogged tables: no WAL flush per turn', async () => {
+    const rows: { relname: string; relpersistence: string }[] = await replicaA.query(
+      `SELECT relname, relpersistence FROM pg_class
+        WHERE relnamespace = $1::regnamespace AND relname IN ('chat_turn_limits', 'auth_failure_limits') ORDER BY relname`,
+      [IDENTITY_SCHEMA],
+    );
+    expect(rows).toEqual([
+      { relname: 'auth_failure_limits', relpersistence: 'u' },
+      { relname: 'chat_turn_limits', relpersistence: 'u' },
+    ]);
+  });
+
   it('allows N turns in the window, then refuses with a Retry-After within the window', async () => {
     const caller = member();
     const internId = randomUUID();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Controller, HttpCode, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Subscription } from '@nats-io/transport-node';
 import { callerId, chunkIdOf, decodeStreamFrame, parseChatBody, parseInvokeBody } from '@interns/contracts';
 import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, PlatformConfig } from '@interns/contracts';
 import { jsonBodyOf } from '../body-rules';
@@ -14,7 +15,7 @@ import { CHAT_DEPENDENCIES } from './chat.tokens';
 import type { ChatDependencies } from './chat.tokens';
 import { RUN_ID_HEADER } from './run-id-header';
 import { severedChunks } from './severed-chunks';
-import { SseRelay } from './sse-relay';
+import { RelayOutcome, SseRelay } from './sse-relay';
 
 /**
  * Chat and invoke (CONTRACT sections 6, 7 and 12). For chat the gateway subscribes to a fresh stream subject
@@ -43,6 +44,8 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     @Param(INTERN_ID_PARAM) rawInternId: string,
   ): Promise<void> {
     const turn = parseChatBody(jsonBodyOf(request));
+    // A held stream must not keep the raw body (a client resending its history sends hundreds of KB).
+    request.body = undefined;
     const internId = visibleId(rawInternId);
     const context = this.services.contextOf(request);
     if (turn.kind === 'prompt') await this.turns.count(callerId(context.principal), internId);
@@ -57,6 +60,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
       bufferLimitBytes: this.config.streamClientBufferBytes,
       headers: { [CORRELATION_ID_HEADER]: context.correlationId },
       severedChunks: () => (accepted === null ? [] : severedChunks(chunkIdOf(streamId), created, accepted)),
+      confirmSilence: () => this.chat.nats.flush(),
     });
     const subscription = this.chat.nats.subscribe(this.services.subjects.runs.stream(streamId), {
       callback: (error, message) => relay.accept(error ? null : decodeStreamFrame(message.data)),
@@ -89,17 +93,36 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     relay.start({ [RUN_ID_HEADER]: answer.runId });
     // Accepted while the gateway was already closing: severed like the streams open at the time.
     if (this.closing) relay.sever();
-    const outcome = await relay.finished;
+    // The handler returns now: a held stream keeps only the relay, its subscription and what the ending needs,
+    // not this request's frames (about a third of what an idle stream costs the gateway otherwise).
+    const ending = { streamId, sessionId: answer.sessionId, background: turn.background, correlationId: context.correlationId };
+    void relay.finished
+      .then((outcome) => this.streamEnded(relay, subscription, outcome, ending))
+      .catch((error: unknown) => {
+        // Nobody awaits this chain: a failure (say, the broker connection closing under the notice) is logged here.
+        this.logger.error(`chat stream ${ending.streamId} could not be wound up: ${error instanceof Error ? error.message : String(error)}`, {
+          correlation_id: ending.correlationId,
+        });
+      });
+  }
+
+  private streamEnded(
+    relay: SseRelay,
+    subscription: Subscription,
+    outcome: RelayOutcome,
+    stream: { streamId: string; sessionId: string; background: boolean; correlationId: string },
+  ): void {
     this.relays.delete(relay);
     streamEnded(outcome);
     subscription.unsubscribe();
-    if (outcome === 'client_gone' || outcome === 'overflow' || (outcome === 'severed' && this.closing)) {
-      // In the background the run goes on (readable with the stream route); otherwise it ends with its client.
-      this.chat.channel.notify(answer.sessionId, { type: 'disconnect', streamId, background: turn.background });
+    // The client is gone, or got `stream_severed`: in the background the run goes on (readable with the stream
+    // route); otherwise it ends with its client.
+    if (outcome === 'client_gone' || outcome === 'overflow' || outcome === 'severed') {
+      this.chat.channel.notify(stream.sessionId, { type: 'disconnect', streamId: stream.streamId, background: stream.background });
     }
     if (outcome === 'severed' || outcome === 'overflow') {
-      this.logger.warn(`chat stream ${streamId} of session ${answer.sessionId} ended ${outcome}`, {
-        correlation_id: context.correlationId,
+      this.logger.warn(`chat stream ${stream.streamId} of session ${stream.sessionId} ended ${outcome}`, {
+        correlation_id: stream.correlationId,
       });
     }
   }

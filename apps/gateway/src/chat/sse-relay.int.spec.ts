@@ -189,6 +189,27 @@ describe('SseRelay over a real HTTP connection', () => {
     expect(client.items).toEqual([{ data: chunk(1) }, ...SEVERED_END]);
   });
 
+  it('asks confirmSilence before severing: frames read meanwhile (a paused event loop) keep the stream open', async () => {
+    const heartbeatMs = 20;
+    let seq = 0;
+    let confirmations = 0;
+    const { relay, client } = await open({
+      heartbeatMs,
+      // The heartbeats that were waiting on the socket while the loop stood still are read before it settles.
+      confirmSilence: async () => {
+        confirmations += 1;
+        if (confirmations <= 2) relay.accept(frame(++seq, 'heartbeat'));
+      },
+    });
+    relay.start();
+    relay.accept(frame(++seq, 'chunk', chunk(1)));
+    // Two silences rescued by late heartbeats; the third is real.
+    await expect(relay.finished).resolves.toBe('severed');
+    expect(confirmations).toBe(3);
+    await expect(client.closed).resolves.toBe('ended');
+    expect(client.items).toEqual([{ data: chunk(1) }, ...SEVERED_END]);
+  });
+
   it('heartbeats keep the stream open without reaching the client, which gets keepalive comments instead', async () => {
     const heartbeatMs = 50;
     const { relay, client } = await open({ heartbeatMs, keepaliveIntervalMs: 30 });

@@ -29,6 +29,13 @@ export interface SseRelayOptions {
   severedChunks: () => string[];
   /** Extra response headers (e.g. x-correlation-id); the SSE headers win over these. */
   headers?: Record<string, string>;
+  /**
+   * Settles once every frame the broker sent so far has been delivered to `accept` (e.g. the NATS
+   * connection's `flush()`). The watchdog asks it before severing: after a pause of the gateway's event
+   * loop (GC, CPU starvation) the timers fire before the heartbeats waiting on the socket are read, and a
+   * healthy stream must not be cut for that. Omitted: silence is judged by the timer alone.
+   */
+  confirmSilence?: () => Promise<void>;
 }
 
 const SSE_HEADERS = {
@@ -213,7 +220,15 @@ export class SseRelay {
   };
 
   private readonly onSilence = (): void => {
-    if (this.phase === 'streaming') this.endSevered();
+    if (this.phase !== 'streaming') return;
+    const confirm = this.options.confirmSilence;
+    if (confirm === undefined) return this.endSevered();
+    const seqAtSilence = this.lastSeq;
+    // A frame read meanwhile refreshed the watchdog: silent only if none came.
+    const judge = () => {
+      if (this.phase === 'streaming' && this.pendingEnd === null && this.lastSeq === seqAtSilence) this.endSevered();
+    };
+    confirm().then(judge, judge);
   };
 
   private readonly onKeepalive = (): void => {

@@ -32,6 +32,7 @@ import {
   refusal,
   sessionEvents,
   sessionRuns,
+  sessionTransactions,
   sleep,
   untilRole,
 } from '../testing/chat.fixture';
@@ -231,6 +232,21 @@ describe('stream', () => {
     const summary = await readStream(await prompt(platform, interns.streams, '/say one\n/say two\nthree'));
     expect(summary.content).toBe('one\ntwo\nthree');
     expect(summary.finishReason).toBe('stop');
+  });
+
+  it('records a turn without tool calls in two transactions: the start, and the turn with its ending', async () => {
+    const summary = await readStream(await prompt(platform, interns.streams, '/say hi'));
+    expect(summary.content).toBe('hi');
+    const transactions = await eventually(
+      () => sessionTransactions(platform, summary.sessionId),
+      (groups) => groups.length === 2,
+    );
+    expect(transactions).toEqual([
+      ['SessionOpened', 'RunStarted'],
+      ['ModelRequested', 'OutputProduced', 'UsageRecorded', 'RunFinished'],
+    ]);
+    // The final chunk's usage still counts the turn written with the ending.
+    expect(summary.usage?.completion_tokens).toBeGreaterThan(0);
   });
 
   it('runs /shell in self-drive in the intern workspace and streams its output', async () => {

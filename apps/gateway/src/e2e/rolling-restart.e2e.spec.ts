@@ -11,6 +11,11 @@ import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 const API = '/api/v1';
 /** Generous: the in-flight test holds a create while a replacement lifecycle boots on a loaded machine. */
 const LIFECYCLE_ROUTE_DEADLINE_MS = 30_000;
+/**
+ * The held create's append waits on a table lock for as long as the roll takes: PostgreSQL's statement timeout
+ * must not end it first (its default, 5 s, is for a hung database, not for a lock the test holds on purpose).
+ */
+const DATABASE_STATEMENT_TIMEOUT_MS = 25_000;
 /** Nest's own NATS server drops the replies still due this long after close began. */
 const NEST_GRACE_PERIOD_MS = 2000;
 const WORKERS = 4;
@@ -211,7 +216,12 @@ class SteadyLoad {
 const isSuccess = (response: ApiResponse) => response.status >= 200 && response.status <= 299;
 
 beforeAll(async () => {
-  platform = await Platform.start({ env: { LIFECYCLE_ROUTE_DEADLINE_MS: String(LIFECYCLE_ROUTE_DEADLINE_MS) } });
+  platform = await Platform.start({
+    env: {
+      LIFECYCLE_ROUTE_DEADLINE_MS: String(LIFECYCLE_ROUTE_DEADLINE_MS),
+      DATABASE_STATEMENT_TIMEOUT_MS: String(DATABASE_STATEMENT_TIMEOUT_MS),
+    },
+  });
   await platform.applyIdentities(IDENTITIES);
 }, 90_000);
 

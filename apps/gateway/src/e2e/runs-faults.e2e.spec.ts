@@ -309,6 +309,29 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
     });
   }, 40_000);
 
+  it('a runs process frozen mid-stream: 502 stream_severed; once it thaws, the run ends as its client left', async () => {
+    const internId = await createRunningIntern(platform);
+    const sessionId = randomUUID();
+    const stream = await prompt(platform, internId, '/sleep 20000', { sessionId });
+    await untilRole(stream);
+    const runs = platform.process('runs');
+    process.kill(runs.pid, 'SIGSTOP');
+    try {
+      // No heartbeat for 3 intervals (and the broker confirms none is on its way): the gateway severs.
+      await stream.all(8_000);
+      expectSevered(stream, sessionId);
+    } finally {
+      process.kill(runs.pid, 'SIGCONT');
+    }
+    // The gateway told the run's owner its client is gone; thawed, it reads that and ends the run.
+    await eventually(
+      () => sessionRuns(platform, sessionId),
+      (rows) => rows[0]?.status === 'cancelled',
+      10_000,
+    );
+    expect(await sessionRuns(platform, sessionId)).toEqual([{ status: 'cancelled', finish_reason: 'cancelled:client_disconnected' }]);
+  }, 30_000);
+
   it('a gateway stopped (SIGTERM) mid-stream ends the stream with 502 stream_severed and cancels the run', async () => {
     const internId = await createRunningIntern(platform);
     const sessionId = randomUUID();

@@ -269,6 +269,23 @@ export function sessionEvents(platform: Platform, sessionId: string): Promise<{ 
   return query(platform, 'SELECT type, data FROM runs.events WHERE stream_id = $1 ORDER BY stream_version', [`session-${sessionId}`]);
 }
 
+/** The session's events grouped by the transaction that appended them, in order (event types only). */
+export async function sessionTransactions(platform: Platform, sessionId: string): Promise<string[][]> {
+  const rows: { transaction_id: string; type: string }[] = await query(
+    platform,
+    'SELECT transaction_id::text, type FROM runs.events WHERE stream_id = $1 ORDER BY stream_version',
+    [`session-${sessionId}`],
+  );
+  const groups: string[][] = [];
+  let current: string | null = null;
+  for (const row of rows) {
+    if (row.transaction_id !== current) groups.push([]);
+    current = row.transaction_id;
+    groups[groups.length - 1]?.push(row.type);
+  }
+  return groups;
+}
+
 /** The session's runs in the read model, oldest first. */
 export function sessionRuns(platform: Platform, sessionId: string): Promise<{ status: string; finish_reason: string | null }[]> {
   return query(platform, 'SELECT status, finish_reason FROM runs.runs WHERE session_id = $1 ORDER BY started_at', [sessionId]);

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { PreparedReads } from '@interns/database';
 import {
   CursorCodec,
   DomainError,
@@ -15,19 +16,23 @@ import {
 import { INTERN_COLUMNS, InternRow, isVisibleTo, toInternView } from './intern-row';
 import { notFound, visibleInternRow } from './visible-intern';
 
+const GET_INTERN_SQL = `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`;
+
+/** Get and list are the hot reads: prepared statements, served on the lean NATS path (interns.lean-handlers.ts). */
 export class InternQueriesService {
+  private readonly reads: PreparedReads;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly cursors: CursorCodec,
-  ) {}
+  ) {
+    this.reads = new PreparedReads(dataSource);
+  }
 
   async get(request: GetInternRequest): Promise<InternView> {
     const { principal } = request.context;
     if (!isUuid(request.internId)) throw notFound();
-    const rows: InternRow[] = await this.dataSource.query(
-      `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`,
-      [request.internId],
-    );
+    const rows = await this.reads.rows<InternRow>('lifecycle_get_intern', GET_INTERN_SQL, [request.internId]);
     const row = rows[0];
     if (!row || !isVisibleTo(row, principal)) throw notFound();
     return toInternView(row, principal, true);
@@ -66,9 +71,13 @@ export class InternQueriesService {
       conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
     }
     values.push(request.limit + 1);
-    const rows: InternRow[] = await this.dataSource.query(
+    // One prepared statement per shape: with or without the status filter and the cursor. ORDER BY names the
+    // table's columns: a bare `created_at` would be the formatted text column of INTERN_COLUMNS (no index).
+    const shape = `${request.statuses === null ? 'all' : 'status'}_${request.startingAfter === null ? 'first' : 'after'}`;
+    const rows = await this.reads.rows<InternRow>(
+      `lifecycle_list_interns_${shape}`,
       `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE ${conditions.join(' AND ')}
-       ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+       ORDER BY interns.created_at DESC, interns.id DESC LIMIT $${values.length}`,
       values,
     );
     const page = rows.slice(0, request.limit);
@@ -77,7 +86,7 @@ export class InternQueriesService {
     const last = page[page.length - 1];
     if (hasMore && last) {
       list.next_cursor = this.cursors.encode({
-        createdAt: last.created_at.toISOString(),
+        createdAt: last.created_at,
         id: last.id,
         scope: last.workspace_id,
       });

@@ -17,14 +17,22 @@ export interface InternRow {
   vault_id: string;
   attached_vault_id: string | null;
   icon_sha256: string | null;
-  created_at: Date;
-  updated_at: Date;
+  /** ISO 8601 in UTC with milliseconds, as the API shows it (formatted by PostgreSQL: see INTERN_COLUMNS). */
+  created_at: string;
+  updated_at: string;
   revision: number;
 }
 
+/** A timestamptz as JavaScript's `toISOString()` writes it (milliseconds, truncated like a Date's). */
+const isoTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+
+/**
+ * The columns of an InternRow. Timestamps come formatted: no Date is parsed and printed again per row and
+ * field on the hot reads.
+ */
 export const INTERN_COLUMNS = `id, organization_id, workspace_id, created_by, name, description, instructions, model,
-  status, last_failure_message, progress, hostname, vault_id, attached_vault_id, icon_sha256, created_at, updated_at,
-  revision`;
+  status, last_failure_message, progress, hostname, vault_id, attached_vault_id, icon_sha256,
+  ${isoTimestamp('created_at')}, ${isoTimestamp('updated_at')}, revision`;
 
 /** Whether the principal may see this intern at all (CONTRACT section 1, check 7). */
 export function isVisibleTo(row: Pick<InternRow, 'id' | 'workspace_id'>, principal: Principal): boolean {
@@ -51,8 +59,8 @@ export function toInternView(row: InternRow, principal: Principal, detailed: boo
     workspace_id: row.workspace_id,
     vault_id: row.vault_id,
     attached_vault_id: row.attached_vault_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
   if (detailed) {
     view.icon_sha256 = row.icon_sha256;

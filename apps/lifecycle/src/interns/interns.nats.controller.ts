@@ -4,14 +4,11 @@ import type {
   CreateInternReply,
   CreateInternRequest,
   DeleteInternRequest,
-  GetInternRequest,
   InternIconReply,
   InternIconRequest,
-  InternList,
   InternOwnerReply,
   InternOwnerRequest,
   InternView,
-  ListInternsRequest,
   ProvisionInternRequest,
   RecordChatappInstallReply,
   RecordChatappInstallRequest,
@@ -26,7 +23,8 @@ import { InternQueriesService } from './intern-queries.service';
 import { InternTransitionsService } from './intern-transitions.service';
 
 /**
- * Adapter from NATS request/reply to the intern use cases; no rules live here.
+ * Adapter from NATS request/reply to the intern use cases; no rules live here. Get and list are served on
+ * the lean path instead (interns.lean-handlers.ts).
  * Built with the service's subjects, so nothing reads the configuration when this file loads.
  */
 export function internsNatsController(subjects: Subjects['lifecycle']): Type<unknown> {
@@ -68,16 +66,6 @@ export function internsNatsController(subjects: Subjects['lifecycle']): Type<unk
     @MessagePattern(subjects.recordChatappInstall)
     recordChatappInstall(@Payload() request: RecordChatappInstallRequest): Promise<RecordChatappInstallReply> {
       return this.installs.record(request);
-    }
-
-    @MessagePattern(subjects.getIntern)
-    get(@Payload() request: GetInternRequest): Promise<InternView> {
-      return this.queries.get(request);
-    }
-
-    @MessagePattern(subjects.listInterns)
-    list(@Payload() request: ListInternsRequest): Promise<InternList> {
-      return this.queries.list(request);
     }
 
     @MessagePattern(subjects.internIcon)

@@ -44,7 +44,8 @@ export class AgentLoop {
     messages.push({ role: 'user', content: this.spec.prompt });
     for (let turn = 1; ; turn++) {
       this.run.checkGoing();
-      await this.run.recorder.record([{ type: 'ModelRequested', data: { runId: this.spec.runId, turn, at: new Date().toISOString() } }]);
+      // Written with the turn's own record (or the run's ending): nothing waits on it alone.
+      this.run.recorder.defer([{ type: 'ModelRequested', data: { runId: this.spec.runId, turn, at: new Date().toISOString() } }]);
       const { text, calls } = await this.modelTurn(messages);
       messages.push({ role: 'assistant', content: text, toolCalls: calls });
       if (calls.length === 0) {
@@ -89,7 +90,9 @@ export class AgentLoop {
       const { promptTokens, completionTokens } = usage;
       progress.push({ type: 'UsageRecorded', data: { runId: this.spec.runId, promptTokens, completionTokens } });
     }
-    await recorder.record(progress);
+    // A turn without tool calls ends the run (or takes a steered prompt): its record goes with the next append.
+    if (calls.length === 0) recorder.defer(progress);
+    else await recorder.record(progress);
     return { text, calls };
   }
 

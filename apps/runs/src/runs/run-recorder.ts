@@ -1,23 +1,32 @@
 import { eventMetadata } from '@interns/event-store';
-import type { RunProgressEvent, SessionCommand, SessionEvent, SessionState } from '@interns/runs-domain';
+import { sessionDecider, type RunProgressEvent, type SessionCommand, type SessionEvent, type SessionState } from '@interns/runs-domain';
 import type { OwnedSession } from '../sessions/owned-session';
 
 /**
  * What a run writes into its session, through the owner's kept session. Streamed output is held until the
  * model turn (or the run) reaches a point worth recording, so a turn's text is one OutputProduced event,
- * not one per chunk.
+ * not one per chunk. Progress nothing waits on (a model turn starting, the output of a turn that ends the
+ * run) is deferred to the run's next append instead of a transaction of its own: a `/say hi` turn commits
+ * twice (start, end) rather than four times. Deferred progress is lost only with the process, whose runs
+ * the reconciler ends `failed` anyway.
  */
 export class RunRecorder {
   private unrecordedOutput = '';
+  private deferred: RunProgressEvent[] = [];
 
   constructor(
     private readonly session: OwnedSession,
     private readonly run: { runId: string; callerId: string; correlationId: string },
   ) {}
 
-  /** The session as of the run's last write. */
+  /** The session as of the run's last write, with the deferred progress applied. */
   get state(): SessionState {
-    return this.session.state;
+    return this.deferred.reduce<SessionState>(sessionDecider.evolve, this.session.state);
+  }
+
+  /** Progress written with the run's next append (`record`), in order, before that append's own events. */
+  defer(progress: RunProgressEvent[]): void {
+    this.deferred.push(...progress);
   }
 
   /** Output streamed to the client and not recorded yet. */
@@ -35,8 +44,10 @@ export class RunRecorder {
 
   /** Appends progress events and then a command's events, in one append; returns the events as stored. */
   record(progress: RunProgressEvent[], command?: SessionCommand, correlationId = this.run.correlationId): Promise<SessionEvent[]> {
+    const events = this.deferred.length === 0 ? progress : [...this.deferred, ...progress];
+    this.deferred = [];
     const commands: SessionCommand[] = [];
-    if (progress.length > 0) commands.push({ type: 'RecordProgress' as const, runId: this.run.runId, events: progress });
+    if (events.length > 0) commands.push({ type: 'RecordProgress' as const, runId: this.run.runId, events });
     if (command !== undefined) commands.push(command);
     const metadata = eventMetadata({ correlationId, actor: this.run.callerId });
     if (commands.length === 0) return Promise.resolve([]);

@@ -1,5 +1,6 @@
 import {
   CommandHandler,
+  ConcurrencyError,
   type CommandResult,
   type EventMetadata,
   type InTransaction,
@@ -58,7 +59,26 @@ export class SessionStreams {
    * Decides every command in order on `session` and appends their events at its version, once: a
    * ConcurrencyError says another writer got there first. A refused command throws before anything is appended.
    */
-  executeAt(sessionId: string, session: SessionSnapshot, commands: SessionCommand[], metadata: EventMetadata): Promise<SessionWrite> {
-    return this.handler.handleAt(sessionStreamId(sessionId), session, commands, { metadata });
+  executeAt(
+    sessionId: string,
+    session: SessionSnapshot,
+    commands: SessionCommand[],
+    metadata: EventMetadata,
+    options: SessionExecuteOptions = {},
+  ): Promise<SessionWrite> {
+    return this.handler.handleAt(sessionStreamId(sessionId), session, commands, { metadata, inTransaction: options.inTransaction });
+  }
+
+  /**
+   * `execute` for a session the caller believes new (a chat or invoke without a session id): decided on the
+   * empty session without reading it first; if the stream exists after all, as `execute` (load, decide again).
+   */
+  async executeNew(sessionId: string, commands: SessionCommand[], metadata: EventMetadata, options: SessionExecuteOptions = {}): Promise<SessionWrite> {
+    try {
+      return await this.executeAt(sessionId, { version: 0, state: sessionDecider.initialState() }, commands, metadata, options);
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError)) throw error;
+      return this.execute(sessionId, commands, metadata, options);
+    }
   }
 }
