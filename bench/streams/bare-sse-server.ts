@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+// The very head the gateway writes on a chat stream.
+import { SSE_HEADERS } from '../../apps/gateway/src/chat/sse-relay';
 import { runAsProcess } from '../shared/bench-kit';
 
 /**
@@ -11,12 +13,6 @@ import { runAsProcess } from '../shared/bench-kit';
  * gateway's prom-client default process metrics, event-loop delay included) so both are measured the same way.
  */
 
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-} as const;
 
 /** What the gateway writes first on a chat stream: `id:` and `data:` of the role chunk, then of the first content. */
 function openingEvents(streamId: string): string {

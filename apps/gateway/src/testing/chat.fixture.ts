@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: one home for every chat e2e helper, so the e2e files share one vocabulary.
 /**
  * Helpers for end-to-end tests of chat (CONTRACT section 6): interns to talk to, request bodies, answers to
  * questions, and one check of the whole chunk sequence of a response. Shared by several e2e files; keep the
