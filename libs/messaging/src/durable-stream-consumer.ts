@@ -50,6 +50,12 @@ export interface DurableStreamConsumerOptions<E extends { id: string; type: stri
   logger?: WorkerLogger;
 }
 
+/** Where and how a consumer reads (everything but what it does with the events), for the services' own option types. */
+export type DurableStreamSource = Omit<
+  DurableStreamConsumerOptions<{ id: string; type: string }>,
+  'name' | 'parse' | 'handle' | 'onOutcome' | 'failureLevel'
+>;
+
 /** nats-server's answer to adding a stream that exists with another configuration. */
 const STREAM_NAME_IN_USE = 10058;
 const MAX_NAK_DELAY_MS = 60_000;

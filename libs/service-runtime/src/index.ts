@@ -9,3 +9,4 @@ export * from './nats-handler-metrics.interceptor';
 export * from './service-bootstrap';
 export * from './ping.nats.controller';
 export * from './migrate-command';
+export * from './integration-event-consumers';

@@ -1,28 +1,11 @@
-import type { NatsConnection } from '@nats-io/transport-node';
-import { DurableStreamConsumer } from '@interns/messaging';
+import { DurableStreamConsumer, type DurableStreamSource } from '@interns/messaging';
 import { counter } from '@interns/service-runtime';
-import type { WorkerLogger } from '@interns/workers';
 import type { FactsApplier } from '../facts/facts-applier';
 import { type EventSource, MalformedEventError, parseIntegrationEvent, type ReceivedEvent } from './integration-event';
 
-export interface EventStreamConsumerOptions {
-  nats: NatsConnection;
+export interface EventStreamConsumerOptions extends DurableStreamSource {
   source: EventSource;
-  /** The source's JetStream stream and subjects, exactly as its outbox relay creates them. */
-  streamName: string;
-  streamSubjects: string[];
-  /** Shared by every replica of the consuming service: they split the stream's messages between them. */
-  durableName: string;
   applier: Pick<FactsApplier, 'apply'>;
-  /** How long a delivered message may go unacknowledged before JetStream delivers it again. */
-  ackWaitMs?: number;
-  /** A failed apply is offered again after this times its delivery count (at most a minute). */
-  nakDelayMs?: number;
-  /** Messages pulled ahead of processing. */
-  batchSize?: number;
-  /** First backoff after a failure to reach JetStream (doubles up to 5 s). */
-  retryDelayMs?: number;
-  logger?: WorkerLogger;
 }
 
 const events = counter<'source' | 'outcome'>({

@@ -1,9 +1,8 @@
-import { INTEGRATION_EVENT_SOURCES, type IntegrationEventSource, MalformedEventError, type ReceivedIntegrationEvent } from '@interns/contracts';
+import { type IntegrationEventSource, MalformedEventError, type ReceivedIntegrationEvent } from '@interns/contracts';
 
 export { MalformedEventError, parseIntegrationEvent } from '@interns/contracts';
 
-/** The services whose integration events analytics consumes (one JetStream stream each). */
-export const EVENT_SOURCES = INTEGRATION_EVENT_SOURCES;
+/** A service whose integration events analytics consumes (one JetStream stream each). */
 export type EventSource = IntegrationEventSource;
 /** An integration event as received: its envelope checked, its data read by the applier of its type (EventData). */
 export type ReceivedEvent = ReceivedIntegrationEvent;

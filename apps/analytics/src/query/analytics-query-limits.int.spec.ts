@@ -1,9 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { type AnalyticsQueryReply, DomainError } from '@interns/contracts';
-import { openDatabase } from '@interns/database';
-import { createTestDatabase, type TestDatabase } from '@interns/testing';
-import { ANALYTICS_MIGRATIONS } from '../migrations';
-import { ACME, GLOBEX, insertRunFacts, QUERY_FACTS, QUERY_RANGE } from '../testing/run-facts.fixture';
+import { queryFactsDatabase, type QueryFactsDatabase } from '../testing/query-facts.database';
+import { ACME, GLOBEX, QUERY_FACTS, QUERY_RANGE } from '../testing/run-facts.fixture';
 import { AnalyticsQueries } from './analytics-queries';
 
 /**
@@ -11,29 +9,18 @@ import { AnalyticsQueries } from './analytics-queries';
  * is not UTC (buckets must not follow it). The runs are QUERY_FACTS (see its table).
  */
 describe('analytics query: limits, order, isolation, refusals', () => {
-  let db: TestDatabase;
+  let database: QueryFactsDatabase;
   let dataSource: DataSource;
   let queries: AnalyticsQueries;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const setup = await openDatabase({ url: db.url, schema: 'analytics', migrations: ANALYTICS_MIGRATIONS, applicationName: 'setup', migrate: true });
-    await setup.query(`ALTER DATABASE ${db.name} SET timezone TO 'Asia/Kolkata'`);
-    await setup.destroy();
-    dataSource = await openDatabase({
-      url: db.url,
-      schema: 'analytics',
-      migrations: ANALYTICS_MIGRATIONS,
-      applicationName: 'analytics-query-limits.int.spec',
-      migrate: true,
-    });
+    database = await queryFactsDatabase('analytics-query-limits.int.spec', { timezone: 'Asia/Kolkata' });
+    dataSource = database.dataSource;
     queries = new AnalyticsQueries(dataSource);
-    await insertRunFacts(dataSource, QUERY_FACTS);
   });
 
   afterAll(async () => {
-    await dataSource?.destroy();
-    await db?.drop();
+    await database?.drop();
   });
 
   function answer(body: Record<string, unknown>, organization = ACME): Promise<AnalyticsQueryReply> {

@@ -1,9 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { type AnalyticsRow } from '@interns/contracts';
-import { openDatabase } from '@interns/database';
-import { createTestDatabase, type TestDatabase } from '@interns/testing';
-import { ANALYTICS_MIGRATIONS } from '../migrations';
-import { ACME, GLOBEX, insertRunFacts, QUERY_FACTS, QUERY_RANGE } from '../testing/run-facts.fixture';
+import { queryFactsDatabase, type QueryFactsDatabase } from '../testing/query-facts.database';
+import { ACME, GLOBEX, insertRunFacts, QUERY_RANGE } from '../testing/run-facts.fixture';
 import { AnalyticsQueries } from './analytics-queries';
 
 /**
@@ -12,26 +10,18 @@ import { AnalyticsQueries } from './analytics-queries';
  * refusals are in analytics-query-limits.int.spec.ts.
  */
 describe('analytics query', () => {
-  let db: TestDatabase;
+  let database: QueryFactsDatabase;
   let dataSource: DataSource;
   let queries: AnalyticsQueries;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    dataSource = await openDatabase({
-      url: db.url,
-      schema: 'analytics',
-      migrations: ANALYTICS_MIGRATIONS,
-      applicationName: 'analytics-query.int.spec',
-      migrate: true,
-    });
+    database = await queryFactsDatabase('analytics-query.int.spec');
+    dataSource = database.dataSource;
     queries = new AnalyticsQueries(dataSource);
-    await insertRunFacts(dataSource, QUERY_FACTS);
   });
 
   afterAll(async () => {
-    await dataSource?.destroy();
-    await db?.drop();
+    await database?.drop();
   });
 
   /** The rows `body` answers for `organization`, over QUERY_RANGE unless the body names a range. */

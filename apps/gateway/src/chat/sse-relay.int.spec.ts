@@ -210,6 +210,16 @@ describe('SseRelay over a real HTTP connection', () => {
     expect(client.items).toEqual([{ data: chunk(1) }, ...SEVERED_END]);
   });
 
+  it('severs a silent stream even when the confirmation never comes (the broker is away)', async () => {
+    const heartbeatMs = 20;
+    const { relay, client } = await open({ heartbeatMs, confirmSilence: () => new Promise<void>(() => undefined) });
+    relay.start();
+    relay.accept(frame(1, 'chunk', chunk(1)));
+    await expect(relay.finished).resolves.toBe('severed');
+    await expect(client.closed).resolves.toBe('ended');
+    expect(client.items).toEqual([{ data: chunk(1) }, ...SEVERED_END]);
+  });
+
   it('heartbeats keep the stream open without reaching the client, which gets keepalive comments instead', async () => {
     const heartbeatMs = 50;
     const { relay, client } = await open({ heartbeatMs, keepaliveIntervalMs: 30 });

@@ -33,7 +33,8 @@ export interface SseRelayOptions {
    * Settles once every frame the broker sent so far has been delivered to `accept` (e.g. the NATS
    * connection's `flush()`). The watchdog asks it before severing: after a pause of the gateway's event
    * loop (GC, CPU starvation) the timers fire before the heartbeats waiting on the socket are read, and a
-   * healthy stream must not be cut for that. Omitted: silence is judged by the timer alone.
+   * healthy stream must not be cut for that. It is waited for at most one more heartbeat interval. Omitted:
+   * silence is judged by the timer alone.
    */
   confirmSilence?: () => Promise<void>;
 }
@@ -226,9 +227,15 @@ export class SseRelay {
     if (confirm === undefined) return this.endSevered();
     const seqAtSilence = this.lastSeq;
     // A frame read meanwhile refreshed the watchdog: silent only if none came.
+    let judged = false;
     const judge = () => {
+      if (judged) return;
+      judged = true;
+      clearTimeout(bound);
       if (this.phase === 'streaming' && this.pendingEnd === null && this.lastSeq === seqAtSilence) this.endSevered();
     };
+    // Bounded by one more heartbeat interval: with the broker away the confirmation would never come.
+    const bound = setTimeout(judge, this.options.heartbeatMs ?? 0).unref();
     confirm().then(judge, judge);
   };
 

@@ -99,11 +99,8 @@ async function invoke(internId: string, input: string): Promise<{ session_id: st
   return response.body;
 }
 
-/** A chat stream that ended because its link to the run broke: the gateway's 502 `stream_severed`, the final chunk (no ids), `[DONE]`. */
-function expectSeveredEnd(events: Event[], sessionId: string): void {
-  expect(events.slice(-3).map((event) => event.id)).toEqual([undefined, undefined, undefined]);
-  expect(events.at(-1)?.data).toBe('[DONE]');
-  expect(events.filter((event) => event.data === '[DONE]')).toHaveLength(1);
+/** The two chunks before `[DONE]` of a stream that ended in error: the retryable error chunk, then the final chunk (usage null). */
+function expectErrorEnding(events: Event[], ending: { code: number; reason: string; sessionId: string }): void {
   const [error, final] = events.slice(-3, -1).map(chunkOf);
   expect(error).toEqual({
     id: expect.stringMatching(CHUNK_ID),
@@ -111,9 +108,25 @@ function expectSeveredEnd(events: Event[], sessionId: string): void {
     created: expect.any(Number),
     model: SCRIPTED,
     choices: [{ index: 0, delta: {}, finish_reason: 'error' }],
-    error: { code: 502, message: expect.any(String), metadata: { reason: 'stream_severed', retryable: true } },
+    error: { code: ending.code, message: expect.any(String), metadata: { reason: ending.reason, retryable: true } },
   });
-  expect(final).toEqual({ id: error.id, object: 'chat.completion.chunk', created: expect.any(Number), model: SCRIPTED, choices: [], session_id: sessionId, usage: null });
+  expect(final).toEqual({
+    id: error.id,
+    object: 'chat.completion.chunk',
+    created: expect.any(Number),
+    model: SCRIPTED,
+    choices: [],
+    session_id: ending.sessionId,
+    usage: null,
+  });
+}
+
+/** A chat stream that ended because its link to the run broke: the gateway's 502 `stream_severed`, the final chunk (no ids), `[DONE]`. */
+function expectSeveredEnd(events: Event[], sessionId: string): void {
+  expect(events.slice(-3).map((event) => event.id)).toEqual([undefined, undefined, undefined]);
+  expect(events.at(-1)?.data).toBe('[DONE]');
+  expect(events.filter((event) => event.data === '[DONE]')).toHaveLength(1);
+  expectErrorEnding(events, { code: 502, reason: 'stream_severed', sessionId });
 }
 
 /** Numbered events (every one but `[DONE]`), ids consecutive from `first`. */
@@ -231,16 +244,7 @@ describe('a runs replica killed (SIGKILL) with runs going', () => {
     const followed = eventsOf(reader);
     expectNumberedFrom(followed, 1);
     expect(contentOf(followed)).toBe('start');
-    const [error, final] = followed.slice(-3, -1).map(chunkOf);
-    expect(error).toEqual({
-      id: expect.stringMatching(CHUNK_ID),
-      object: 'chat.completion.chunk',
-      created: expect.any(Number),
-      model: SCRIPTED,
-      choices: [{ index: 0, delta: {}, finish_reason: 'error' }],
-      error: { code: 500, message: expect.any(String), metadata: { reason: 'internal_error', retryable: true } },
-    });
-    expect(final).toEqual({ id: error.id, object: 'chat.completion.chunk', created: expect.any(Number), model: SCRIPTED, choices: [], session_id: invoked.session_id, usage: null });
+    expectErrorEnding(followed, { code: 500, reason: 'internal_error', sessionId: invoked.session_id });
     // A new reader replays the same log (within retention), and so does one of the chat's run.
     expect(await followToEnd(interns.killed, invoked.run_id)).toEqual(followed);
     const chatLog = await followToEnd(interns.killed, chatRunId);

@@ -1,31 +1,15 @@
-import type { NatsConnection } from '@nats-io/transport-node';
-import { DurableStreamConsumer, type EventVerdict } from '@interns/messaging';
+import { DurableStreamConsumer, type DurableStreamSource, type EventVerdict } from '@interns/messaging';
 import { counter } from '@interns/service-runtime';
-import type { WorkerLogger } from '@interns/workers';
 import type { EventRecorder } from './event-recorder';
 import { type EventSource, parseReceivedEvent, type ReceivedEvent } from './received-event';
 
-export interface EventStreamConsumerOptions {
-  nats: NatsConnection;
+export interface EventStreamConsumerOptions extends DurableStreamSource {
   source: EventSource;
-  /** The source's JetStream stream and subjects, exactly as its outbox relay creates them. */
-  streamName: string;
-  streamSubjects: string[];
-  /** Shared by every webhooks replica: they split the stream's messages between them. */
-  durableName: string;
   recorder: Pick<EventRecorder, 'record'>;
   /** Called after deliveries were recorded (and acknowledged): the delivery worker goes at once. */
   onRecorded?: () => void;
-  /** How long a delivered message may go unacknowledged before JetStream delivers it again. */
-  ackWaitMs?: number;
-  /** A message not settled is offered again after this times its delivery count (at most a minute). */
-  nakDelayMs?: number;
   /** Deliveries of a run event whose intern's workspace stays unknown before it is dropped (and counted). */
   maxUnroutableDeliveries?: number;
-  batchSize?: number;
-  /** First backoff after a failure to reach JetStream (doubles up to 5 s). */
-  retryDelayMs?: number;
-  logger?: WorkerLogger;
 }
 
 const events = counter<'source' | 'outcome'>({
