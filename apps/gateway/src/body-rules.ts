@@ -7,7 +7,8 @@
  * optional body with `optionalJsonBodyOf`; provision and suspend, which take none, use `assertNoCommandBody`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { assertEmptyCommandBody, DomainError } from '@interns/contracts';
+import { assertEmptyCommandBody, DomainError, parseRequestJson } from '@interns/contracts';
+import type { FreeTextPaths } from '@interns/contracts';
 
 export function installRawBodyParser(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
@@ -27,23 +28,23 @@ function rawBodyOf(request: FastifyRequest): Buffer | null {
   return Buffer.isBuffer(body) && body.length > 0 ? body : null;
 }
 
-/** The parsed JSON body of a route that requires one (create, update): 415, then 400, in that order. */
-export function jsonBodyOf(request: FastifyRequest): unknown {
+/**
+ * The parsed JSON body of a route that requires one (create, update): 415, then 400, in that order. The 400s
+ * include text no service can take (a lone surrogate, NUL outside the route's `freeText` fields) and JSON
+ * nested too deep (request-text in contracts).
+ */
+export function jsonBodyOf(request: FastifyRequest, freeText: FreeTextPaths = []): unknown {
   const raw = rawBodyOf(request);
   if (raw === null) throw new DomainError('invalid_body', 'body must be a JSON object');
   if (!isJsonMediaType(request.gateway?.contentType)) {
     throw new DomainError('unsupported_media_type', 'Content-Type must be application/json');
   }
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new DomainError('invalid_body', 'body is not valid JSON');
-  }
+  return parseRequestJson(raw.toString('utf8'), freeText);
 }
 
 /** The parsed JSON body of a route whose body is optional (delete): undefined when empty, else as `jsonBodyOf`. */
-export function optionalJsonBodyOf(request: FastifyRequest): unknown {
-  return rawBodyOf(request) === null ? undefined : jsonBodyOf(request);
+export function optionalJsonBodyOf(request: FastifyRequest, freeText: FreeTextPaths = []): unknown {
+  return rawBodyOf(request) === null ? undefined : jsonBodyOf(request, freeText);
 }
 
 /**

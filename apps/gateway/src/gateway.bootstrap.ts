@@ -13,6 +13,7 @@ import { JsonLogger, startTracing, stopTracing } from '@interns/observability';
 import { applyApiPrefix } from './api-prefix';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ChatTurnLimiter } from './chat/chat-turn-limiter';
+import { clientErrorHandler } from './client-error.handler';
 import { answerFrameworkError } from './framework-errors';
 import { GatewayModule } from './gateway.module';
 import { GatewayDependencies } from './gateway.tokens';
@@ -118,6 +119,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       skipMiddie: true,
       routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       frameworkErrors: answerFrameworkError(config.lifecycleRouteDeadlineMs),
+      clientErrorHandler: clientErrorHandler(),
       // While closing, a request that arrives on a kept-alive connection is still served (with
       // `Connection: close`) instead of refused 503: NATS and the pool stay open until HTTP has closed.
       return503OnClosing: false,

@@ -8,6 +8,7 @@ import {
   InternCommandRequest,
   InternIconReply,
   InternIconRequest,
+  INTERN_FREE_TEXT,
   InternView,
   ListInternsRequest,
   parseCreateInternBody,
@@ -56,7 +57,7 @@ export class InternsHttpController {
 
   @Post()
   async create(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<InternView> {
-    const body = parseCreateInternBody(jsonBodyOf(request));
+    const body = parseCreateInternBody(jsonBodyOf(request, INTERN_FREE_TEXT));
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
     const payload: CreateInternRequest = { context: this.services.contextOf(request), body, idempotencyKey };
     const answer = await this.services.request<CreateInternReply>(this.services.subjects.lifecycle.createIntern, request, payload);
@@ -77,7 +78,7 @@ export class InternsHttpController {
 
   @Patch(`:${INTERN_ID_PARAM}`)
   update(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string): Promise<InternView> {
-    const body = parseUpdateInternBody(jsonBodyOf(request));
+    const body = parseUpdateInternBody(jsonBodyOf(request, INTERN_FREE_TEXT));
     const payload: UpdateInternRequest = {
       context: this.services.contextOf(request),
       internId: visibleId(internId),

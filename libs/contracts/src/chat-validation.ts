@@ -15,7 +15,16 @@ import {
   Question,
 } from './chat';
 import { DomainError } from './errors';
+import type { FreeTextPaths } from './request-text';
 import type { AnswerRunBody } from './runs';
+
+/**
+ * The prompt text of each body that may hold NUL: it streams back as sent and is stored with U+FFFD in its
+ * place. Every other text of these bodies (a session id names a stream, a tool call id is looked up) may not.
+ */
+export const CHAT_FREE_TEXT: FreeTextPaths = ['messages.*.content', 'messages.*.content.*.text'];
+export const INVOKE_FREE_TEXT: FreeTextPaths = ['input'];
+export const ANSWER_FREE_TEXT: FreeTextPaths = ['content'];
 
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart), z.null()]);

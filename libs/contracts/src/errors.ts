@@ -22,8 +22,12 @@ export const ERROR_REASONS = {
   /** A run's stream asked for after RUN_REPLAY_RETENTION_MS past its end: its chunks are gone. */
   run_expired: { status: 410, retryable: false },
   payload_too_large: { status: 413, retryable: false },
+  /** The HTTP layer's own answer: the request line alone is over the head's size limit. */
+  uri_too_long: { status: 414, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },
+  /** The HTTP layer's own answer: the request's head (request line and headers) is over its size limit. */
+  headers_too_large: { status: 431, retryable: false },
   internal_error: { status: 500, retryable: true },
   configuration_error: { status: 500, retryable: false },
   /** Chat stream error chunk: the link to the run broke without the run's confirmation. */

@@ -4,6 +4,7 @@ export * from './integration-events';
 export * from './errors';
 export * from './principal';
 export * from './intern';
+export * from './request-text';
 export * from './validation';
 export * from './list-cursor';
 export * from './rpc';

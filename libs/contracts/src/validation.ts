@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DomainError } from './errors';
+import { assertRequestText, type FreeTextPaths } from './request-text';
 import {
   CreateInternBody,
   DeleteInternBody,
@@ -39,6 +40,9 @@ const model = z
   .regex(MODEL_PATTERN, 'model must look like "<author>/<model>"')
   .nullable();
 const uuid = z.string().regex(UUID_PATTERN, 'must be a uuid');
+
+/** Free text of an intern that may hold NUL (stored with U+FFFD in its place, as every event's text). */
+export const INTERN_FREE_TEXT: FreeTextPaths = ['description', 'instructions'];
 
 export const createInternSchema = z.strictObject({
   name,
@@ -120,6 +124,8 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   if (value === undefined || value.length < 1 || value.length > IDEMPOTENCY_KEY_MAX) {
     throw new DomainError('invalid_body', `Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX} characters`);
   }
+  // Stored with the command's result; the HTTP parser already refuses NUL in a header, this keeps it so.
+  assertRequestText('Idempotency-Key', value);
   return value;
 }
 
@@ -132,10 +138,14 @@ export interface ListQuery {
 
 type QueryParameters = Record<string, string | string[] | undefined>;
 
-/** A query parameter given at most once (CONTRACT section 4: a repeated one is 400). */
-function singleParameter(query: QueryParameters, key: string): string | undefined {
+/**
+ * A query parameter given at most once (CONTRACT section 4: a repeated one is 400), as text a service can take
+ * (a percent-encoded NUL, `%00`, decodes to one: 400 naming the parameter).
+ */
+export function singleParameter(query: QueryParameters, key: string): string | undefined {
   const value = query[key];
   if (Array.isArray(value)) throw new DomainError('invalid_body', `${key} may be given once`);
+  if (value !== undefined) assertRequestText(key, value);
   return value;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Controller, HttpCode, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Subscription } from '@nats-io/transport-node';
-import { callerId, chunkIdOf, decodeStreamFrame, parseChatBody, parseInvokeBody } from '@interns/contracts';
+import { callerId, CHAT_FREE_TEXT, chunkIdOf, decodeStreamFrame, INVOKE_FREE_TEXT, parseChatBody, parseInvokeBody } from '@interns/contracts';
 import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, PlatformConfig } from '@interns/contracts';
 import { jsonBodyOf } from '../body-rules';
 import { CORRELATION_ID_HEADER } from '../gateway-request';
@@ -43,7 +43,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
     @Res() reply: FastifyReply,
     @Param(INTERN_ID_PARAM) rawInternId: string,
   ): Promise<void> {
-    const turn = parseChatBody(jsonBodyOf(request));
+    const turn = parseChatBody(jsonBodyOf(request, CHAT_FREE_TEXT));
     // A held stream must not keep the raw body (a client resending its history sends hundreds of KB).
     request.body = undefined;
     const internId = visibleId(rawInternId);
@@ -136,7 +136,7 @@ export class ChatHttpController implements BeforeApplicationShutdown {
   @Post(`:${INTERN_ID_PARAM}/invoke`)
   @HttpCode(202)
   async invoke(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) rawInternId: string): Promise<InvokeReply> {
-    const body = parseInvokeBody(jsonBodyOf(request));
+    const body = parseInvokeBody(jsonBodyOf(request, INVOKE_FREE_TEXT));
     const internId = visibleId(rawInternId);
     const context = this.services.contextOf(request);
     await this.turns.count(callerId(context.principal), internId);

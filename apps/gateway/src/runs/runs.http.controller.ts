@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { callerId, DomainError, isUuid, parseAnswerRunBody, parseRunListQuery } from '@interns/contracts';
+import { ANSWER_FREE_TEXT, callerId, DomainError, isUuid, parseAnswerRunBody, parseRunListQuery } from '@interns/contracts';
 import type {
   AnswerRunRequest,
   ListQuestionsRequest,
@@ -104,7 +104,7 @@ export class RunsHttpController implements BeforeApplicationShutdown {
   @Post(`${ONE_RUN}/answer`)
   @HttpCode(202)
   answer(@Req() request: FastifyRequest, @Param(INTERN_ID_PARAM) internId: string, @Param(RUN_ID_PARAM) runId: string) {
-    const answer = parseAnswerRunBody(jsonBodyOf(request));
+    const answer = parseAnswerRunBody(jsonBodyOf(request, ANSWER_FREE_TEXT));
     const payload: AnswerRunRequest = { ...this.runRequest(request, internId, runId), answer };
     return this.services.request<{ answered: true }>(this.services.subjects.runs.answerRun, request, payload);
   }

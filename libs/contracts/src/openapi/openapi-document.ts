@@ -93,6 +93,11 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       'access and signing, analytics. Every request carries `Authorization: Bearer <credential>` unless a route says otherwise. Intern routes ' +
       'are refused on regional hosts (`<region>.<PUBLIC_HOST>`: 403). Errors use the envelope ' +
       '`{"error":{"code","message","metadata":{"reason","retryable"}}}` (no `metadata` on 401 and on analytics routes).\n\n' +
+      'Before any route, the HTTP layer answers in the same envelope, with an `X-Correlation-Id`: 400 `invalid_body` for a ' +
+      'malformed request (request line, header, framing, a raw non-ASCII byte in the target), 414 `uri_too_long` when the ' +
+      'request line alone is over 16 KiB, 431 `headers_too_large` when the head is. Text that is not valid Unicode (a lone ' +
+      'surrogate), a NUL where the field cannot hold one, and JSON nested deeper than 64 levels answer 400 `invalid_body` naming ' +
+      'the field.\n\n' +
       'Health (`/health/live`, `/health/ready`) and Prometheus `/metrics` are not part of this document: they are the ' +
       'operating interface every process answers on its own port (the gateway on `GATEWAY_PORT`, outside `/api/v1`), ' +
       'probed by orchestrators rather than called by API clients; the README describes them.',
