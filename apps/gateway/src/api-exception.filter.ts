@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, HttpException, Inject, Logger } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -9,6 +10,13 @@ import { isAnalyticsPath, withoutMetadata } from './analytics/analytics-errors';
 import { HttpErrorException } from './chat/http-error.exception';
 import { GATEWAY_CONFIG } from './gateway.tokens';
 import { apiErrorForStatus, HttpError, sendHttpError, toHttpError } from './http-errors';
+import { answerBeforeBody } from './http-layer';
+
+/** Node's error on a request stream whose connection ended (or whose framing broke) before its body was read. */
+function isClientAbort(exception: unknown): boolean {
+  const { code, message } = (exception ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' || message === 'aborted';
+}
 
 /** Paths that keep Nest's own answers (terminus' 503 body on readiness); everything else is the API's. */
 const OPERATIONAL_PATHS = ['/health/', '/metrics'];
@@ -39,7 +47,14 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
     const error = this.toApiError(exception, request);
     if (reply.sent) return;
     // Analytics routes answer the same statuses and messages without `metadata` (CONTRACT section 2).
-    sendHttpError(reply, isAnalyticsPath(request.url) ? withoutMetadata(error) : error);
+    const answer = isAnalyticsPath(request.url) ? withoutMetadata(error) : error;
+    if (answer.status === 413 && !request.raw.complete) {
+      // Refused before its body was read: answered on the socket, then the rest of the body is read and dropped.
+      reply.hijack();
+      answerBeforeBody(request.raw, answer, request.gateway?.correlationId ?? randomUUID());
+      return;
+    }
+    sendHttpError(reply, answer);
   }
 
   private toApiError(exception: unknown, request: FastifyRequest): HttpError {
@@ -48,6 +63,12 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
     if (exception instanceof HttpErrorException) return exception.httpError;
     if (exception instanceof HttpException) return this.fromHttpException(exception, deadlineMs, correlationId);
     if (exception instanceof DomainError || exception instanceof RemoteServiceError) {
+      return toHttpError(exception, deadlineMs);
+    }
+    if (isClientAbort(exception)) {
+      // The client went away (or its framing broke and the HTTP layer answered) while its body was read: nobody
+      // is left to answer, and it is no fault of the gateway's.
+      this.logger.debug(`${request.method} ${redactUrlCredentials(request.url)}: the request was aborted`, { correlation_id: correlationId });
       return toHttpError(exception, deadlineMs);
     }
     if (exception instanceof RpcTimeoutError || exception instanceof RpcUnavailableError) {

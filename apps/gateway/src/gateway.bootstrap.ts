@@ -13,7 +13,7 @@ import { JsonLogger, startTracing, stopTracing } from '@interns/observability';
 import { applyApiPrefix } from './api-prefix';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ChatTurnLimiter } from './chat/chat-turn-limiter';
-import { clientErrorHandler } from './client-error.handler';
+import { clientErrorHandler, serveUnknownExpectations } from './http-layer';
 import { answerFrameworkError } from './framework-errors';
 import { GatewayModule } from './gateway.module';
 import { GatewayDependencies } from './gateway.tokens';
@@ -120,6 +120,8 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       frameworkErrors: answerFrameworkError(config.lifecycleRouteDeadlineMs),
       clientErrorHandler: clientErrorHandler(),
+      // A request without Host is refused in the envelope by the admission hook, not by Node with an empty 400.
+      http: { requireHostHeader: false },
       // While closing, a request that arrives on a kept-alive connection is still served (with
       // `Connection: close`) instead of refused 503: NATS and the pool stay open until HTTP has closed.
       return503OnClosing: false,
@@ -130,6 +132,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       logger,
     });
     applyApiPrefix(app);
+    serveUnknownExpectations(app.getHttpServer());
     installHttpDrain(app.getHttpAdapter().getInstance());
     await app.listen(config.gatewayPort, '0.0.0.0');
   } catch (error) {

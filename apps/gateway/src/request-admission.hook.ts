@@ -57,6 +57,10 @@ export class RequestAdmission {
     request.gateway = state;
     reply.header(CORRELATION_ID_HEADER, state.correlationId);
     takeOverContentType(request, state);
+    // HTTP/1.1 requires Host (RFC 9112); Node is told not to refuse it itself, so the refusal is in the envelope.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      return sendHttpError(reply, apiError('invalid_body', 'a Host header is required'));
+    }
 
     const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
     const webhookRoute = route === null && isWebhookRoute(request.routeOptions.url, request.url);

@@ -8,3 +8,5 @@ export * from './openapi-validator';
 export * from './otlp-collector';
 export * from './test-streams';
 export * from './webhook-receiver';
+export * from './openapi-fuzz';
+export * from './raw-http';

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { errorEnvelope } from '@interns/contracts';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { ErrorReason } from '@interns/contracts';
 import { CORRELATION_ID_HEADER } from './gateway-request';
+import { apiError, type HttpError } from './http-errors';
 
 /** How long, and for how many bytes, an answered connection is read and discarded before it is closed. */
 export const LINGER_MS = 5_000;
@@ -48,34 +50,50 @@ function answerFor(error: ClientError): ClientErrorAnswer {
   }
 }
 
-function responseBytes(answer: ClientErrorAnswer): string {
-  const envelope = errorEnvelope(answer.reason, answer.message);
-  const body = JSON.stringify(envelope);
-  const status = envelope.error.code;
+/** A whole HTTP/1.1 answer as bytes for the socket, closing the connection. */
+function responseBytes(error: HttpError, correlationId: string): string {
+  const body = JSON.stringify(error.body);
+  const headers = { ...error.headers, 'content-type': 'application/json; charset=utf-8', [CORRELATION_ID_HEADER]: correlationId };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   return (
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
-    'Content-Type: application/json; charset=utf-8\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    `${CORRELATION_ID_HEADER}: ${randomUUID()}\r\n` +
-    'Connection: close\r\n\r\n' +
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
+    lines.join('') +
+    `content-length: ${Buffer.byteLength(body)}\r\n` +
+    'connection: close\r\n\r\n' +
     body
   );
 }
 
 /**
- * Reads and discards what the client still sends (a body behind oversized headers), then closes. Closing a
- * socket with unread bytes makes the kernel send a reset, which discards the answer before the client reads it.
+ * Reads and discards what the client still sends (`incoming`: the socket, or the request whose body is left),
+ * then closes: closing a socket with unread bytes makes the kernel send a reset, which discards the answer
+ * before the client reads it. At most LINGER_BYTES, for at most LINGER_MS.
  */
-function lingerThenClose(socket: Socket): void {
+function lingerThenClose(socket: Socket, incoming: Readable = socket): void {
   let discarded = 0;
   const close = () => socket.destroy();
   const timer = setTimeout(close, LINGER_MS);
-  socket.on('data', (chunk: Buffer) => {
+  incoming.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
     if (discarded > LINGER_BYTES) close();
   });
+  incoming.once('end', close);
+  incoming.resume();
   socket.once('close', () => clearTimeout(timer));
   socket.once('end', close);
+}
+
+/**
+ * Answers a request whose body is refused unread (413: over the size limit) straight on its socket, then
+ * reads the rest of the body before closing. Through the ServerResponse, Node would close the socket as soon as
+ * the answer is written, with the client still sending: a reset instead of the 413.
+ */
+export function answerBeforeBody(request: IncomingMessage, error: HttpError, correlationId: string): void {
+  const socket = request.socket;
+  if (socket.destroyed || !socket.writable) return;
+  socket.write(responseBytes(error, correlationId));
+  socket.end();
+  lingerThenClose(socket, request);
 }
 
 /**
@@ -93,7 +111,16 @@ export function clientErrorHandler() {
       socket.destroy();
       return;
     }
-    socket.end(responseBytes(answerFor(error)));
+    const answer = answerFor(error);
+    socket.end(responseBytes(apiError(answer.reason, answer.message), randomUUID()));
     lingerThenClose(socket);
   };
+}
+
+/**
+ * An `Expect` other than `100-continue`: Node would answer 417 itself, outside the envelope. RFC 9110 lets a
+ * server ignore an expectation it does not support; the request is served as if it had none.
+ */
+export function serveUnknownExpectations(server: Server): void {
+  server.on('checkExpectation', (request, response) => server.emit('request', request, response));
 }
