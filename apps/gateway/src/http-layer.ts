@@ -7,9 +7,13 @@ import type { ErrorReason } from '@interns/contracts';
 import { CORRELATION_ID_HEADER } from './gateway-request';
 import { apiError, type HttpError } from './http-errors';
 
-/** How long, and for how many bytes, an answered connection is read and discarded before it is closed. */
-export const LINGER_MS = 5_000;
-export const LINGER_BYTES = 4 * 1024 * 1024;
+/**
+ * How long, and for how many bytes, an answered connection is read and discarded before it is closed (nginx's
+ * lingering close has the same shape): at most LINGER_MS in all, LINGER_IDLE_MS without a byte, LINGER_BYTES.
+ */
+export const LINGER_MS = 30_000;
+export const LINGER_IDLE_MS = 5_000;
+export const LINGER_BYTES = 64 * 1024 * 1024;
 
 /** A parse error of Node's HTTP parser (`clientError`); `rawPacket` is the Buffer the parser failed on. */
 type ClientError = Error & { code?: string; rawPacket?: unknown };
@@ -73,13 +77,19 @@ function lingerThenClose(socket: Socket, incoming: Readable = socket): void {
   let discarded = 0;
   const close = () => socket.destroy();
   const timer = setTimeout(close, LINGER_MS);
+  let idle = setTimeout(close, LINGER_IDLE_MS);
   incoming.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
     if (discarded > LINGER_BYTES) close();
+    clearTimeout(idle);
+    idle = setTimeout(close, LINGER_IDLE_MS);
   });
   incoming.once('end', close);
   incoming.resume();
-  socket.once('close', () => clearTimeout(timer));
+  socket.once('close', () => {
+    clearTimeout(timer);
+    clearTimeout(idle);
+  });
   socket.once('end', close);
 }
 
