@@ -54,7 +54,7 @@ export class LifecycleModule {
       lease: new LeaderLease(dataSource, PROCESS_MANAGER_LOCK),
       streams,
       installs,
-      driver: new RuntimeDriverClient(nc, subjects.runs),
+      driver: new RuntimeDriverClient(nc, subjects.runs, config.archiveTimeoutMs),
       signal,
       concurrency: config.provisionConcurrency,
       stepDelayMs: config.provisionStepDelayMs,

@@ -21,6 +21,8 @@ export interface PlatformConfig {
   dataDir: string;
   /** Where deleted interns' workspace archives go; defaults to `<DATA_DIR>/archives`. */
   archiveDir: string;
+  /** ARCHIVE_TIMEOUT_MS: a workspace archive not written by then fails the teardown (`workspace_archive_failed`). */
+  archiveTimeoutMs: number;
   /** Generated private keys (`daemon-signing/`, `dev-oidc/`; directories 0700, files 0600), never under a workspace; defaults to `<DATA_DIR>/keys`. */
   keysDir: string;
   defaultModel: string;
@@ -227,6 +229,7 @@ export function loadConfig(env: Env): PlatformConfig {
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
     dataDir,
     archiveDir: stringFrom(env, 'ARCHIVE_DIR', `${dataDir.replace(/\/+$/, '')}/archives`),
+    archiveTimeoutMs: positiveIntFrom(env, 'ARCHIVE_TIMEOUT_MS', 600000),
     keysDir: stringFrom(env, 'KEYS_DIR', `${dataDir.replace(/\/+$/, '')}/keys`),
     defaultModel: stringFrom(env, 'DEFAULT_MODEL', 'local/scripted'),
     modelApiBaseUrl: optionalFrom(env, 'MODEL_API_BASE_URL'),
