@@ -56,6 +56,12 @@ export interface PlatformConfig {
   migrationsWaitMs: number;
   /** Interns provisioning at once; further provision requests wait in `queued`. */
   provisionConcurrency: number;
+  /** PROVISION_CONCURRENCY_PER_WORKSPACE: of those slots (and of the teardown steps in flight), at most this many for one workspace. */
+  provisionConcurrencyPerWorkspace: number;
+  /** MAX_INTERNS_PER_WORKSPACE: interns not torn down one workspace may hold; create beyond: 409 `limit_reached`. */
+  maxInternsPerWorkspace: number;
+  /** ANALYTICS_QUERIES_PER_MINUTE: analytics queries per organization per minute; beyond: 429. */
+  analyticsQueriesPerMinute: number;
   /** A pause before each provisioning step, for demonstrations only (0: none). */
   provisionStepDelayMs: number;
   /** How long provisioning step 4 waits for a healthy runtime before the intern fails. */
@@ -249,6 +255,9 @@ export function loadConfig(env: Env): PlatformConfig {
     runMigrations: stringFrom(env, 'RUN_MIGRATIONS', 'true') !== 'false',
     migrationsWaitMs: intFrom(env, 'MIGRATIONS_WAIT_MS', 300000),
     provisionConcurrency: positiveIntFrom(env, 'PROVISION_CONCURRENCY', 4),
+    provisionConcurrencyPerWorkspace: positiveIntFrom(env, 'PROVISION_CONCURRENCY_PER_WORKSPACE', 2),
+    maxInternsPerWorkspace: positiveIntFrom(env, 'MAX_INTERNS_PER_WORKSPACE', 100),
+    analyticsQueriesPerMinute: positiveIntFrom(env, 'ANALYTICS_QUERIES_PER_MINUTE', 60),
     provisionStepDelayMs: intFrom(env, 'PROVISION_STEP_DELAY_MS', 0),
     runtimeHealthTimeoutMs: intFrom(env, 'RUNTIME_HEALTH_TIMEOUT_MS', 30000),
     runtimeStopAttempts: positiveIntFrom(env, 'RUNTIME_STOP_ATTEMPTS', 5),

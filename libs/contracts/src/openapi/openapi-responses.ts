@@ -116,6 +116,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   intern_not_running: 'the intern is not `running`',
   busy: "the intern's concurrent-run limit is reached",
   interaction_not_pending: 'the question expired or was already answered',
+  limit_reached: 'a per-workspace cap is reached (MAX_INTERNS_PER_WORKSPACE on create); the message names it',
   run_not_active: 'cancel of a run that has already ended',
   run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
   run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS: its chunks are no longer kept",
