@@ -187,8 +187,11 @@ function errorBodyOf(status: number, reasons: ErrorReason[]): JsonSchema {
   });
 }
 
-/** Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9); `body`: a route that reads one. */
-export function analyticsErrorResponses(options: { body?: boolean } = {}): OpenApiResponses {
+/**
+ * Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9); `body`: a route that reads one;
+ * `limited`: a route counted against ANALYTICS_QUERIES_PER_MINUTE (section 22).
+ */
+export function analyticsErrorResponses(options: { body?: boolean; limited?: boolean } = {}): OpenApiResponses {
   const response = (status: number, description: string, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
     description,
     headers: { ...commonHeaders(), ...headers },
@@ -212,6 +215,13 @@ export function analyticsErrorResponses(options: { body?: boolean } = {}): OpenA
           ),
           '413': response(413, REASON_WHEN.payload_too_large),
           '415': response(415, REASON_WHEN.unsupported_media_type),
+        }
+      : {}),
+    ...(options.limited
+      ? {
+          '429': response(429, "the organization's analytics queries of this minute are spent (ANALYTICS_QUERIES_PER_MINUTE)", {
+            'Retry-After': headerRef('RetryAfter'),
+          }),
         }
       : {}),
     '408': response(408, REASON_WHEN.timeout),
