@@ -192,7 +192,7 @@ describe('webhook delivery worker', () => {
     expect(await settled(endpoint.id, eventId)).toMatchObject({
       status: 'failed',
       last_status_code: null,
-      last_error: expect.stringContaining('private address (10.0.0.1)'),
+      last_error: expect.stringContaining('private address, which webhooks may not call'),
     });
   });
 
