@@ -3,7 +3,44 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import koffi from 'koffi';
 import { BubblewrapShell, type SandboxLimits } from './bubblewrap-shell';
+
+const libseccomp = koffi.load('libseccomp.so.2');
+const resolveSyscall = libseccomp.func('int seccomp_syscall_resolve_name(const char *name)') as (name: string) => number;
+const libc = koffi.load('libc.so.6');
+/** dup(2) makes a descriptor without close-on-exec, as one inherited from a parent would be. */
+const dup = libc.func('int dup(int fd)') as (fd: number) => number;
+const close = libc.func('int close(int fd)') as (fd: number) => number;
+
+/** This architecture's number of a syscall, from the same table the filter is compiled with. */
+function syscallNumber(name: string): number {
+  const number = resolveSyscall(name);
+  if (number < 0) throw new Error(`no syscall ${name} here`);
+  return number;
+}
+
+const CLONE_NEWNS = 0x20000;
+const SIGCHLD = 17;
+const TIOCSTI = 0x5412;
+/** Each refused call with harmless arguments, and what the filter answers instead of the kernel. */
+const DENIED = [
+  { name: 'keyctl', args: [0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'add_key', args: [0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'request_key', args: [0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'ptrace', args: [0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'bpf', args: [0, 0, 0], errno: 'EPERM' },
+  { name: 'perf_event_open', args: [0, 0, -1, -1, 0], errno: 'EPERM' },
+  { name: 'userfaultfd', args: [0], errno: 'EPERM' },
+  { name: 'io_uring_setup', args: [1, 0], errno: 'EPERM' },
+  { name: 'personality', args: [0x0040000], errno: 'EPERM' },
+  { name: 'mount', args: [0, 0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'unshare', args: [CLONE_NEWNS], errno: 'EPERM' },
+  { name: 'setns', args: [0, 0], errno: 'EPERM' },
+  { name: 'clone', args: [CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'clone3', args: [0, 0], errno: 'ENOSYS' },
+  { name: 'ioctl', args: [0, TIOCSTI, 0], errno: 'EPERM' },
+];
 
 /** The sandboxed shell on this host's real bubblewrap, as fixed uids (the e2e battery allocates them from the database). */
 describe('BubblewrapShell', () => {
@@ -136,13 +173,39 @@ describe('BubblewrapShell', () => {
   });
 
   it('fails closed, naming the problem, when the sandbox cannot be built', async () => {
-    const locked = join(root, 'locked');
-    await mkdir(join(locked, 'workspaces', internA), { recursive: true });
-    await chmod(locked, 0o700);
-    const shell = new BubblewrapShell({ users: { uidOf: async () => UID_BASE + 1 }, workspacesDir: join(locked, 'workspaces'), probeUid: UID_BASE, limits: LIMITS });
-    const answer = await shell.run({ internId: internA, workspace: join(locked, 'workspaces', internA), command: 'touch ran', signal: new AbortController().signal });
-    expect(answer).toMatch(/^sandbox unavailable: /);
-    await expect(readFile(join(locked, 'workspaces', internA, 'ran'))).rejects.toThrow(/ENOENT/);
+    const answer = await run(internA, 'touch ran', { limits: { tmpBytes: 0 } });
+    expect(answer).toBe('sandbox unavailable: bwrap: --size takes a non-zero number of bytes');
+    await expect(readFile(join(workspacesDir, internA, 'ran'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('runs under a syscall filter: keyrings, tracing, kernel programs, io_uring, mounts and namespaces are refused', async () => {
+    const errnoOf = Object.fromEntries(DENIED.map(({ name, args }) => [name, args]));
+    const calls = Object.entries(errnoOf)
+      .map(([name, args]) => `print(${JSON.stringify(name)}, call(${syscallNumber(name)}, ${args.join(', ')}))`)
+      .join('\n');
+    const script = [
+      'import ctypes, errno',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'libc.syscall.restype = ctypes.c_long',
+      'def call(number, *args):',
+      '    result = libc.syscall(number, *[ctypes.c_long(a) for a in args])',
+      '    return errno.errorcode.get(ctypes.get_errno(), "?") if result == -1 else "allowed"',
+      calls,
+    ].join('\n');
+    const output = await run(internA, `grep -E '^Seccomp:' /proc/self/status; python3 -c '${script}'`);
+    const expected = ['Seccomp:\t2', ...DENIED.map(({ name, errno }) => `${name} ${errno}`)];
+    expect(output.trim().split('\n')).toEqual(expected);
+  });
+
+  it('inherits no descriptor of the service beyond stdio, even one not marked close-on-exec', async () => {
+    const leaked = dup(2);
+    try {
+      expect(leaked).toBeGreaterThan(2);
+      // ls itself holds one more: the directory it reads.
+      expect(await run(internA, 'ls /proc/self/fd')).toBe('0\n1\n2\n3\n');
+    } finally {
+      close(leaked);
+    }
   });
 
   it('fails closed, naming the package, on a host without bubblewrap', async () => {

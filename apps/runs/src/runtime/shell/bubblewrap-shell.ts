@@ -6,6 +6,7 @@ import { Logger } from '@nestjs/common';
 import { bwrapArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
+import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
 import { firstUnsearchableAncestor, probeSandboxHost, SandboxUnavailable } from './sandbox-host';
 import type { SandboxHost } from './sandbox-host';
 import type { SandboxUidSource } from './sandbox-users';
@@ -35,7 +36,7 @@ export interface BubblewrapShellOptions {
 }
 
 /** Indexes of the extra fds in the process plan (fd 3 + index in the bwrap process). */
-const FD = { passwd: 0, group: 1, hosts: 2, status: 3 } as const;
+const FD = { passwd: 0, group: 1, hosts: 2, status: 3, seccomp: 4 } as const;
 /** Within this many bytes of the quota, the tool result says the quota is reached (allocation is in blocks). */
 const QUOTA_NOTE_SLACK_BYTES = 64 * 1024;
 const UNAVAILABLE = 'sandbox unavailable';
@@ -106,11 +107,18 @@ export class BubblewrapShell implements ShellRunner {
       tmpBytes: limits.tmpBytes,
       fileSizeBytes: Math.max(0, limits.workspaceQuotaBytes - usedBefore),
       prlimitPath: host.prlimitPath,
-      fds: { passwd: 3 + FD.passwd, group: 3 + FD.group, hosts: 3 + FD.hosts, status: 3 + FD.status },
+      fds: {
+        passwd: 3 + FD.passwd,
+        group: 3 + FD.group,
+        hosts: 3 + FD.hosts,
+        status: 3 + FD.status,
+        seccomp: 3 + FD.seccomp,
+      },
       command,
     });
     let result: ProcessResult;
     try {
+      markDescriptorsCloseOnExec();
       result = await runProcess(
         {
           file: host.prlimitPath,
@@ -124,6 +132,7 @@ export class BubblewrapShell implements ShellRunner {
             { kind: 'input', data: etc.group },
             { kind: 'input', data: etc.hosts },
             { kind: 'output' },
+            { kind: 'input', data: host.syscallFilter },
           ],
         },
         { timeoutMs: limits.timeoutMs, outputLimitBytes: limits.outputLimitBytes, signal },

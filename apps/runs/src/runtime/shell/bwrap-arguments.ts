@@ -13,6 +13,8 @@ export interface SandboxFds {
   hosts: number;
   /** bwrap writes JSON documents here: `{"child-pid"}` once started, `{"exit-code"}` when the command ended. */
   status: number;
+  /** The compiled syscall filter, read by bwrap and applied to the command. */
+  seccomp: number;
 }
 
 export interface SandboxSpec {
@@ -47,7 +49,8 @@ const QUOTA_AWARE_SHELL = 'trap "" XFSZ; exec "$2" --fsize="$3" -- /bin/sh -c "$
  * The bubblewrap command line of one shell command: every namespace of its own (user, PID, mount, IPC, UTS,
  * network, cgroup where possible), no capabilities, no nested user namespaces, a new session, killed with its
  * parent; a read-only root of the host's system directories and a minimal `/etc`, a fresh `/proc` and `/dev`,
- * a private `/tmp`, and the workspace as the only writable host directory. Resource limits are not bwrap's
+ * a private `/tmp`, and the workspace as the only writable host directory, and the syscall filter. Resource
+ * limits are not bwrap's
  * job: the caller wraps this in `prlimit` and runs it as the intern's own uid.
  */
 export function bwrapArguments(spec: SandboxSpec): string[] {
@@ -96,6 +99,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--setenv', 'LANG', 'C.UTF-8'],
     ...['--setenv', 'TMPDIR', '/tmp'],
     ...['--json-status-fd', String(spec.fds.status)],
+    ...['--seccomp', String(spec.fds.seccomp)],
     '--',
     ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, String(spec.fileSizeBytes)],
   );

@@ -2,6 +2,8 @@ import { constants } from 'node:fs';
 import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { SystemPath } from './bwrap-arguments';
+import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
+import { compileSyscallFilter } from './syscall-filter';
 
 /** The host's top-level system paths besides /usr, mirrored into the sandbox when present. */
 const SYSTEM_PATHS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -17,6 +19,8 @@ export interface SandboxHost {
   prlimitPath: string;
   systemPaths: SystemPath[];
   etcPaths: string[];
+  /** The compiled syscall filter (bwrap `--seccomp`). */
+  syscallFilter: Buffer;
 }
 
 /** The host cannot run the sandbox; `reason` is what the shell tool answers after `sandbox unavailable: `. */
@@ -50,7 +54,14 @@ export async function probeSandboxHost(directories = toolDirectories()): Promise
   }
   const etcPaths: string[] = [];
   for (const path of ETC_PATHS) if (await exists(path)) etcPaths.push(path);
-  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths };
+  let syscallFilter: Buffer;
+  try {
+    syscallFilter = await compileSyscallFilter();
+    markDescriptorsCloseOnExec();
+  } catch (error) {
+    throw new SandboxUnavailable((error as Error).message);
+  }
+  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths, syscallFilter };
 }
 
 /**
