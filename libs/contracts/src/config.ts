@@ -99,6 +99,10 @@ export interface PlatformConfig {
   shellMaxProcesses: number;
   /** Address space of each sandboxed process (RLIMIT_AS). */
   shellMemoryBytes: number;
+  /** INTERN_MEMORY_BYTES: RAM of all an intern's sandboxed processes and their tmpfs together (its cgroup). */
+  internMemoryBytes: number;
+  /** INTERN_CPU_MILLICORES: CPU of all an intern's sandboxed processes together (its cgroup; 1000 = one core). */
+  internCpuMillicores: number;
   /** Size of the private `/tmp` (and of `/dev/shm`) of a sandboxed command, in RAM. */
   shellTmpBytes: number;
   /** Bytes an intern's workspace may hold; writing past it fails inside the sandbox. */
@@ -277,6 +281,8 @@ export function loadConfig(env: Env): PlatformConfig {
     runtimeNetwork: oneOf(env, 'RUNTIME_NETWORK', RUNTIME_NETWORK_NAMES, 'none'),
     shellMaxProcesses: positiveIntFrom(env, 'SHELL_MAX_PROCESSES', 64),
     shellMemoryBytes: positiveIntFrom(env, 'SHELL_MEMORY_BYTES', 536870912),
+    internMemoryBytes: positiveIntFrom(env, 'INTERN_MEMORY_BYTES', 1073741824),
+    internCpuMillicores: positiveIntFrom(env, 'INTERN_CPU_MILLICORES', 1000),
     shellTmpBytes: positiveIntFrom(env, 'SHELL_TMP_BYTES', 67108864),
     workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),

@@ -212,6 +212,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     }
     await rm(doomed, { recursive: true, force: true });
     await rm(this.statePath(internId), { force: true });
+    await this.shell.forget?.(internId.toLowerCase());
     return OK;
   }
 

@@ -50,6 +50,8 @@ describe('BubblewrapShell', () => {
     outputLimitBytes: 64 * 1024,
     maxProcesses: 32,
     memoryBytes: 512 * 1024 * 1024,
+    internMemoryBytes: 256 * 1024 * 1024,
+    cpuMillicores: 1000,
     tmpBytes: 4 * 1024 * 1024,
     workspaceQuotaBytes: 1024 * 1024,
   };
@@ -85,6 +87,7 @@ describe('BubblewrapShell', () => {
   });
 
   afterAll(async () => {
+    for (const internId of [internA, internB]) await shellWith().forget(internId);
     if (root) await rm(root, { recursive: true, force: true });
   });
 
@@ -195,6 +198,35 @@ describe('BubblewrapShell', () => {
     const output = await run(internA, `grep -E '^Seccomp:' /proc/self/status; python3 -c '${script}'`);
     const expected = ['Seccomp:\t2', ...DENIED.map(({ name, errno }) => `${name} ${errno}`)];
     expect(output.trim().split('\n')).toEqual(expected);
+  });
+
+  describe("within the intern's memory (its cgroup, INTERN_MEMORY_BYTES)", () => {
+    // RLIMIT_FSIZE (what is left of the workspace quota) bounds files in /tmp too: lifted, so memory is what stops.
+    const small = { internMemoryBytes: 64 * 1024 * 1024, tmpBytes: 128 * 1024 * 1024, workspaceQuotaBytes: 1024 ** 3, timeoutMs: 20_000 };
+
+    it('kills a process past it, says so, and the next command runs', async () => {
+      const output = await run(internA, `python3 -c "b = b'x' * (200 * 1024 * 1024); print('survived')"`, { limits: small });
+      expect(output).not.toContain('survived');
+      expect(output).toContain('[memory limit reached]');
+      expect(await run(internA, 'echo next', { limits: small })).toBe('next\n');
+    });
+
+    it('counts its processes together: three that fit alone do not fit at once', async () => {
+      const each = "python3 -c \"import time; b = b'x' * (30 * 1024 * 1024); time.sleep(1); print('kept')\"";
+      const output = await run(internA, `${each} & ${each} & ${each} & wait`, { limits: small });
+      expect(output.match(/kept/g)?.length ?? 0).toBeLessThan(3);
+      expect(output).toContain('[memory limit reached]');
+    });
+
+    it('counts its /tmp: filling a tmpfs larger than its memory kills the writer', async () => {
+      const output = await run(internA, 'dd if=/dev/zero of=/tmp/fill bs=1M count=100 2>&1 | tail -1; echo "dd=$?"', { limits: small });
+      expect(output).toContain('[memory limit reached]');
+      expect(await run(internA, 'echo next', { limits: small })).toBe('next\n');
+    });
+
+    it('runs the sandbox where the kernel picks it first when the machine runs out of memory', async () => {
+      expect(await run(internA, 'cat /proc/self/oom_score_adj')).toBe('1000\n');
+    });
   });
 
   it('inherits no descriptor of the service beyond stdio, even one not marked close-on-exec', async () => {

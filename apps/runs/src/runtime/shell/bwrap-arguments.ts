@@ -122,6 +122,41 @@ export interface LimitSpec {
   memoryBytes: number;
 }
 
+/**
+ * Run as root by the service, before anything of the sandbox starts: joins the intern's cgroups (so every
+ * process the sandbox forks is counted there), makes the kernel's OOM killer pick the sandbox before any process
+ * of the service (oom_score_adj 1000, inherited), then execs the rest (setpriv to the intern's uid, prlimit, bwrap).
+ * Arguments: the `cgroup.procs` files, `--`, the command. Exit 125: a cgroup could not be joined, nothing ran.
+ */
+const CGROUP_JOIN_SHELL = 'echo 1000 > /proc/self/oom_score_adj || exit 125; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+export interface LaunchSpec {
+  procsFiles: string[];
+  setprivPath: string;
+  /** The intern's host uid (and gid). */
+  uid: number;
+}
+
+/** The whole command line of a sandbox: the cgroup join as root, then the intern's uid, then `command`. */
+export function launchArguments(spec: LaunchSpec, command: string[]): { file: string; args: string[] } {
+  return {
+    file: '/bin/sh',
+    args: [
+      '-c',
+      CGROUP_JOIN_SHELL,
+      'sandbox-launch',
+      ...spec.procsFiles,
+      '--',
+      spec.setprivPath,
+      `--reuid=${spec.uid}`,
+      `--regid=${spec.uid}`,
+      '--clear-groups',
+      '--',
+      ...command,
+    ],
+  };
+}
+
 /** `prlimit` sets the limits on itself and execs bwrap, so every process of the sandbox inherits them. */
 export function prlimitArguments(limits: LimitSpec, bwrapPath: string): string[] {
   return [
