@@ -142,6 +142,10 @@ export interface PlatformConfig {
   webhookRetryScheduleMs: number[];
   /** WEBHOOK_ALLOW_INSECURE=true (development and tests only): `http://` and any address are accepted; refused in production. */
   webhookAllowInsecure: boolean;
+  /** WEBHOOK_SECRETS_KEY: 32 bytes, base64, sealing endpoint secrets at rest; null: a key generated under KEYS_DIR. */
+  webhookSecretsKey: string | null;
+  /** WEBHOOK_SECRETS_KEY_PREVIOUS: the key being rotated out; what it sealed is sealed again at start. */
+  webhookSecretsKeyPrevious: string | null;
   /** Endpoints one workspace may have; bounds the delivery work one caller can ask for. */
   webhookEndpointsPerWorkspace: number;
   /** Deliveries one webhooks replica attempts at once. */
@@ -303,6 +307,8 @@ export function loadConfig(env: Env): PlatformConfig {
     webhookTimeoutMs: positiveIntFrom(env, 'WEBHOOK_TIMEOUT_MS', 10000),
     webhookRetryScheduleMs: retryScheduleFrom(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowInsecure: stringFrom(env, 'WEBHOOK_ALLOW_INSECURE', 'false') === 'true',
+    webhookSecretsKey: optionalFrom(env, 'WEBHOOK_SECRETS_KEY'),
+    webhookSecretsKeyPrevious: optionalFrom(env, 'WEBHOOK_SECRETS_KEY_PREVIOUS'),
     webhookEndpointsPerWorkspace: positiveIntFrom(env, 'WEBHOOK_ENDPOINTS_PER_WORKSPACE', 20),
     webhookDeliveryConcurrency: positiveIntFrom(env, 'WEBHOOK_DELIVERY_CONCURRENCY', 8),
   };
