@@ -8,3 +8,4 @@ export * from './openapi-validator';
 export * from './otlp-collector';
 export * from './test-streams';
 export * from './webhook-receiver';
+export * from './syscall-probe';

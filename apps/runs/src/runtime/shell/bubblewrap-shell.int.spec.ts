@@ -4,43 +4,13 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import koffi from 'koffi';
+import { syscallProbe } from '@interns/testing';
 import { BubblewrapShell, type SandboxLimits } from './bubblewrap-shell';
 
-const libseccomp = koffi.load('libseccomp.so.2');
-const resolveSyscall = libseccomp.func('int seccomp_syscall_resolve_name(const char *name)') as (name: string) => number;
 const libc = koffi.load('libc.so.6');
 /** dup(2) makes a descriptor without close-on-exec, as one inherited from a parent would be. */
 const dup = libc.func('int dup(int fd)') as (fd: number) => number;
 const close = libc.func('int close(int fd)') as (fd: number) => number;
-
-/** This architecture's number of a syscall, from the same table the filter is compiled with. */
-function syscallNumber(name: string): number {
-  const number = resolveSyscall(name);
-  if (number < 0) throw new Error(`no syscall ${name} here`);
-  return number;
-}
-
-const CLONE_NEWNS = 0x20000;
-const SIGCHLD = 17;
-const TIOCSTI = 0x5412;
-/** Each refused call with harmless arguments, and what the filter answers instead of the kernel. */
-const DENIED = [
-  { name: 'keyctl', args: [0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'add_key', args: [0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'request_key', args: [0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'ptrace', args: [0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'bpf', args: [0, 0, 0], errno: 'EPERM' },
-  { name: 'perf_event_open', args: [0, 0, -1, -1, 0], errno: 'EPERM' },
-  { name: 'userfaultfd', args: [0], errno: 'EPERM' },
-  { name: 'io_uring_setup', args: [1, 0], errno: 'EPERM' },
-  { name: 'personality', args: [0x0040000], errno: 'EPERM' },
-  { name: 'mount', args: [0, 0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'unshare', args: [CLONE_NEWNS], errno: 'EPERM' },
-  { name: 'setns', args: [0, 0], errno: 'EPERM' },
-  { name: 'clone', args: [CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'clone3', args: [0, 0], errno: 'ENOSYS' },
-  { name: 'ioctl', args: [0, TIOCSTI, 0], errno: 'EPERM' },
-];
 
 /** The sandboxed shell on this host's real bubblewrap, as fixed uids (the e2e battery allocates them from the database). */
 describe('BubblewrapShell', () => {
@@ -182,22 +152,8 @@ describe('BubblewrapShell', () => {
   });
 
   it('runs under a syscall filter: keyrings, tracing, kernel programs, io_uring, mounts and namespaces are refused', async () => {
-    const errnoOf = Object.fromEntries(DENIED.map(({ name, args }) => [name, args]));
-    const calls = Object.entries(errnoOf)
-      .map(([name, args]) => `print(${JSON.stringify(name)}, call(${syscallNumber(name)}, ${args.join(', ')}))`)
-      .join('\n');
-    const script = [
-      'import ctypes, errno',
-      'libc = ctypes.CDLL(None, use_errno=True)',
-      'libc.syscall.restype = ctypes.c_long',
-      'def call(number, *args):',
-      '    result = libc.syscall(number, *[ctypes.c_long(a) for a in args])',
-      '    return errno.errorcode.get(ctypes.get_errno(), "?") if result == -1 else "allowed"',
-      calls,
-    ].join('\n');
-    const output = await run(internA, `grep -E '^Seccomp:' /proc/self/status; python3 -c '${script}'`);
-    const expected = ['Seccomp:\t2', ...DENIED.map(({ name, errno }) => `${name} ${errno}`)];
-    expect(output.trim().split('\n')).toEqual(expected);
+    const probe = syscallProbe();
+    expect((await run(internA, probe.command)).trim().split('\n')).toEqual(probe.expected);
   });
 
   describe("within the intern's memory (its cgroup, INTERN_MEMORY_BYTES)", () => {

@@ -82,7 +82,6 @@ interface Libseccomp {
 
 let loaded: Libseccomp | null = null;
 
-/** Loaded once per process: koffi's type names (`scmp_arg_cmp`) are global. */
 function loadLibseccomp(): Libseccomp {
   loaded ??= bindLibseccomp();
   return loaded;
@@ -90,11 +89,12 @@ function loadLibseccomp(): Libseccomp {
 
 function bindLibseccomp(): Libseccomp {
   const library = koffi.load('libseccomp.so.2');
-  koffi.struct('scmp_arg_cmp', { arg: 'uint', op: 'int', datum_a: 'uint64', datum_b: 'uint64' });
+  // Anonymous: koffi's type names are global to the process, and a test runner loads this module more than once.
+  const argumentComparison = koffi.struct({ arg: 'uint', op: 'int', datum_a: 'uint64', datum_b: 'uint64' });
   return {
     init: library.func('void *seccomp_init(uint32_t def_action)'),
     resolve: library.func('int seccomp_syscall_resolve_name(const char *name)'),
-    addRule: library.func('int seccomp_rule_add_array(void *ctx, uint32_t action, int syscall, unsigned int arg_cnt, const scmp_arg_cmp *arg_array)'),
+    addRule: library.func('seccomp_rule_add_array', 'int', ['void *', 'uint32_t', 'int', 'unsigned int', koffi.pointer(argumentComparison)]),
     exportBpf: library.func('int seccomp_export_bpf(void *ctx, int fd)'),
     release: library.func('void seccomp_release(void *ctx)'),
   };
