@@ -36,18 +36,20 @@ function syscallNumber(name: string): number {
   return number;
 }
 
-/** The shell command to run in a sandbox, and the lines it prints when every probe is refused as it should be. */
+/**
+ * The shell command to run in a sandbox (one line: the scripted model's `/shell` takes one), and the lines it
+ * prints when every probe is refused as it should be.
+ */
 export function syscallProbe(): { command: string; expected: string[] } {
   const calls = DENIED_SYSCALL_PROBES.map(({ name, args }) => `print(${JSON.stringify(name)}, call(${syscallNumber(name)}, ${args.join(', ')}))`);
   const script = [
     'import ctypes, errno',
     'libc = ctypes.CDLL(None, use_errno=True)',
     'libc.syscall.restype = ctypes.c_long',
-    'def call(number, *args):',
-    '    result = libc.syscall(number, *[ctypes.c_long(a) for a in args])',
-    '    return errno.errorcode.get(ctypes.get_errno(), "?") if result == -1 else "allowed"',
+    // errno is read after the call returned: the outer lambda's argument is evaluated first.
+    'call = lambda number, *args: (lambda result: errno.errorcode.get(ctypes.get_errno(), "?") if result == -1 else "allowed")(libc.syscall(number, *[ctypes.c_long(a) for a in args]))',
     ...calls,
-  ].join('\n');
+  ].join('; ');
   return {
     command: `grep -E '^Seccomp:' /proc/self/status; python3 -c '${script}'`,
     expected: ['Seccomp:\t2', ...DENIED_SYSCALL_PROBES.map(({ name, errno }) => `${name} ${errno}`)],
