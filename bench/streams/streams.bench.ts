@@ -60,6 +60,7 @@ const PLATFORM_ENV: Record<string, string> = {
   MAX_RUNS_PER_INTERN: '100000',
   CHAT_TURNS_PER_MINUTE: '1000000',
   PROVISION_CONCURRENCY: String(INTERNS),
+  PROVISION_CONCURRENCY_PER_WORKSPACE: String(INTERNS),
 };
 /** Analytics and webhooks hold no part of a stream; left out, the CPU they would spend on each run's events goes to opening. */
 const SERVICES = ['lifecycle', 'runs', 'gateway'] as const;

@@ -10,6 +10,7 @@ import { installHttpDrain, natsReadiness } from '@interns/service-runtime';
 import { CredentialResolver, IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
 import { connectNats, RpcClient, SessionChannel } from '@interns/messaging';
 import { JsonLogger, startTracing, stopTracing } from '@interns/observability';
+import { AnalyticsQueryLimiter } from './analytics/analytics-query-limiter';
 import { applyApiPrefix } from './api-prefix';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ChatTurnLimiter } from './chat/chat-turn-limiter';
@@ -103,6 +104,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
       resolver,
       limiter: new ChatTurnLimiter({ dataSource, turnsPerMinute: config.chatTurnsPerMinute }),
       authFailures: new AuthFailureLimiter({ dataSource, failuresPerMinute: config.authFailuresPerMinute }),
+      analyticsQueries: new AnalyticsQueryLimiter({ dataSource, queriesPerMinute: config.analyticsQueriesPerMinute }),
       channel: new SessionChannel(nats, subjectsFor(config.natsPrefix).runs),
     };
   } catch (error) {

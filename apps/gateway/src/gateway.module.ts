@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { CredentialResolver } from '@interns/identity';
 import { RpcClient } from '@interns/messaging';
 import { HealthModule } from '@interns/service-runtime';
+import { AnalyticsQueryLimiter } from './analytics/analytics-query-limiter';
 import { AnalyticsHttpController } from './analytics/analytics.http.controller';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { ApiExceptionFilter } from './api-exception.filter';
@@ -54,6 +55,7 @@ export class GatewayModule {
         { provide: ServiceClient, useValue: new ServiceClient(rpc, config) },
         { provide: ChatTurnCounter, useValue: new ChatTurnCounter(deps.limiter, config.chatTurnsPerMinute) },
         { provide: AuthFailureLimiter, useValue: deps.authFailures },
+        { provide: AnalyticsQueryLimiter, useValue: deps.analyticsQueries },
         { provide: RequestAdmission, useValue: new RequestAdmission(config, resolver, deps.authFailures) },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         DaemonAliasHeaders,

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { PlatformConfig } from '@interns/contracts';
 import type { CredentialResolver } from '@interns/identity';
 import type { RpcClient, SessionChannel } from '@interns/messaging';
+import type { AnalyticsQueryLimiter } from './analytics/analytics-query-limiter';
 import type { AuthFailureLimiter } from './auth-failure-limiter';
 import type { ChatTurnLimiter } from './chat/chat-turn-limiter';
 
@@ -17,6 +18,8 @@ export interface GatewayDependencies {
   resolver: CredentialResolver;
   /** The chat turn limiter, its state in the identity schema (shared by every gateway replica). */
   limiter: ChatTurnLimiter;
+  /** Analytics queries per organization per minute (identity schema, shared by every gateway replica). */
+  analyticsQueries: AnalyticsQueryLimiter;
   /** 401s per client address, counted in the identity schema (shared by every gateway replica). */
   authFailures: AuthFailureLimiter;
   /** Tells a run's owner that its client left. */

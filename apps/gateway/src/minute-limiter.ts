@@ -1,4 +1,4 @@
-import { RateLimiterPostgres } from 'rate-limiter-flexible';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '@interns/database';
 import { IDENTITY_SCHEMA } from '@interns/identity';
@@ -29,6 +29,33 @@ export function minuteLimiter(options: { dataSource: DataSource; tableName: stri
     // Sweeps long-expired rows every few minutes so the table does not keep every key ever seen.
     clearExpiredByTimeout: true,
   });
+}
+
+/** `retryAfterSeconds` is an integer in [1, 60], ready for the `Retry-After` header. */
+export type BudgetVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/**
+ * `perMinute` uses per key per fixed minute, shared by every gateway replica (a `minuteLimiter` table). A store
+ * failure rejects (the caller answers 500): the budget fails closed, it never guesses.
+ */
+export class MinuteBudget {
+  private readonly limiter: RateLimiterPostgres;
+
+  constructor(options: { dataSource: DataSource; tableName: string; perMinute: number; name: string }) {
+    this.limiter = minuteLimiter(options);
+  }
+
+  /** Counts one use for `key` (already a fixed-length hash: the table's key is varchar(255)). */
+  async consume(key: string): Promise<BudgetVerdict> {
+    try {
+      await this.limiter.consume(key);
+      return { allowed: true };
+    } catch (error) {
+      // The library rejects with a RateLimiterRes when over the limit and with the store's error otherwise.
+      if (error instanceof RateLimiterRes) return { allowed: false, retryAfterSeconds: retryAfterSecondsOf(error.msBeforeNext) };
+      throw error;
+    }
+  }
 }
 
 /** Whole seconds until the window ends, clamped to [1, 60] (replica clock skew can stretch the raw value). */

@@ -54,9 +54,10 @@ export class LifecycleModule {
       lease: new LeaderLease(dataSource, PROCESS_MANAGER_LOCK),
       streams,
       installs,
-      driver: new RuntimeDriverClient(nc, subjects.runs),
+      driver: new RuntimeDriverClient(nc, subjects.runs, config.archiveTimeoutMs),
       signal,
       concurrency: config.provisionConcurrency,
+      concurrencyPerWorkspace: config.provisionConcurrencyPerWorkspace,
       stepDelayMs: config.provisionStepDelayMs,
       internDomain: config.internDomain,
       healthTimeoutMs: config.runtimeHealthTimeoutMs,
@@ -70,7 +71,9 @@ export class LifecycleModule {
       providers: [
         { provide: IntegrationEventsRelay, useValue: relay },
         { provide: ChatappInstallsService, useValue: installs },
-        { provide: InternCommandsService, useValue: new InternCommandsService(dataSource, streams, installs) },
+        { provide: InternCommandsService, useValue: new InternCommandsService(dataSource, streams, installs, {
+          maxInternsPerWorkspace: config.maxInternsPerWorkspace,
+        }) },
         { provide: InternTransitionsService, useValue: new InternTransitionsService(dataSource, streams, installs) },
         { provide: ProvisioningProcessManager, useValue: processManager },
         {

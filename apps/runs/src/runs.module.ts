@@ -62,7 +62,13 @@ export class RunsModule {
     const { config, subjects, nc, dataSource } = deps;
     const catalog = new ModelCatalog({ defaultModel: config.defaultModel, openAiCompatibleBaseUrl: config.modelApiBaseUrl });
     const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir));
-    const driver = new LocalRuntimeDriver({ dataDir: config.dataDir, archiveDir: config.archiveDir, catalog, shell });
+    const driver = new LocalRuntimeDriver({
+      dataDir: config.dataDir,
+      archiveDir: config.archiveDir,
+      archiveTimeoutMs: config.archiveTimeoutMs,
+      catalog,
+      shell,
+    });
     const store = new PostgresEventStore(dataSource, {
       schema: 'runs',
       projections: [sessionReadModelProjection],

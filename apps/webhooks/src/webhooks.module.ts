@@ -6,6 +6,7 @@ import { AddressGuard, type HostResolver, systemResolver } from './address-guard
 import { DeliverySender } from './deliveries/delivery-sender';
 import { DeliveryStore } from './deliveries/delivery-store';
 import { DeliveryWorker } from './deliveries/delivery-worker';
+import { EndpointSecrets } from './endpoints/endpoint-secrets';
 import { EndpointStore } from './endpoints/endpoint-store';
 import { webhookEndpointsNatsController } from './endpoints/webhook-endpoints.nats.controller';
 import { WebhookEndpointsService } from './endpoints/webhook-endpoints.service';
@@ -28,21 +29,48 @@ export class WebhooksModule {
     }
     const guard = new AddressGuard(resolver, config.webhookAllowInsecure);
     const recorded = new WorkSignal();
-    const deliveries = new DeliveryWorker({
-      store: new DeliveryStore(deps.dataSource, config.webhookRetryScheduleMs, 2 * config.webhookTimeoutMs + CLAIM_MARGIN_MS),
-      sender: new DeliverySender(guard, config.webhookTimeoutMs),
-      concurrency: config.webhookDeliveryConcurrency,
-      signal: recorded,
-      logger: new Logger('WebhookDeliveries'),
-    });
-    const endpoints = new WebhookEndpointsService(new EndpointStore(deps.dataSource), guard, config.webhookEndpointsPerWorkspace);
+    const store = new EndpointStore(deps.dataSource);
+    const logger = new Logger('WebhookDeliveries');
+    // Loaded (or, in development, generated) and every stored secret sealed under it before the service serves:
+    // a configured key that does not load stops it at start, not at the first delivery.
+    const secrets = (async () => {
+      const loaded = await EndpointSecrets.load({
+        key: config.webhookSecretsKey,
+        previousKey: config.webhookSecretsKeyPrevious,
+        keysDir: config.keysDir,
+      });
+      if (config.webhookSecretsKey === null && config.nodeEnv === 'production') {
+        logger.warn(
+          'WEBHOOK_SECRETS_KEY is not set: endpoint secrets are sealed with a key generated under KEYS_DIR, which every webhooks replica must share and keep',
+        );
+      }
+      const resealed = await store.resealSecrets(loaded);
+      if (resealed > 0) logger.log(`sealed ${resealed} webhook secret(s) under the current key`);
+      return loaded;
+    })();
     return {
       module: WebhooksModule,
       controllers: [pingNatsController('webhooks', deps.subjects.webhooks.ping), webhookEndpointsNatsController(deps.subjects.webhooks)],
       providers: [
-        { provide: WebhookEndpointsService, useValue: endpoints },
+        { provide: EndpointSecrets, useFactory: () => secrets },
+        {
+          provide: WebhookEndpointsService,
+          inject: [EndpointSecrets],
+          useFactory: (loaded: EndpointSecrets) => new WebhookEndpointsService(store, guard, config.webhookEndpointsPerWorkspace, loaded),
+        },
         { provide: IntegrationEventsConsumers, useValue: new IntegrationEventsConsumers(deps, () => recorded.notify()) },
-        { provide: DeliveryWorker, useValue: deliveries },
+        {
+          provide: DeliveryWorker,
+          inject: [EndpointSecrets],
+          useFactory: (loaded: EndpointSecrets) =>
+            new DeliveryWorker({
+              store: new DeliveryStore(deps.dataSource, config.webhookRetryScheduleMs, 2 * config.webhookTimeoutMs + CLAIM_MARGIN_MS, loaded),
+              sender: new DeliverySender(guard, config.webhookTimeoutMs),
+              concurrency: config.webhookDeliveryConcurrency,
+              signal: recorded,
+              logger,
+            }),
+        },
       ],
     };
   }

@@ -21,6 +21,8 @@ export interface PlatformConfig {
   dataDir: string;
   /** Where deleted interns' workspace archives go; defaults to `<DATA_DIR>/archives`. */
   archiveDir: string;
+  /** ARCHIVE_TIMEOUT_MS: a workspace archive not written by then fails the teardown (`workspace_archive_failed`). */
+  archiveTimeoutMs: number;
   /** Generated private keys (`daemon-signing/`, `dev-oidc/`; directories 0700, files 0600), never under a workspace; defaults to `<DATA_DIR>/keys`. */
   keysDir: string;
   defaultModel: string;
@@ -54,6 +56,12 @@ export interface PlatformConfig {
   migrationsWaitMs: number;
   /** Interns provisioning at once; further provision requests wait in `queued`. */
   provisionConcurrency: number;
+  /** PROVISION_CONCURRENCY_PER_WORKSPACE: of those slots (and of the teardown steps in flight), at most this many for one workspace. */
+  provisionConcurrencyPerWorkspace: number;
+  /** MAX_INTERNS_PER_WORKSPACE: interns not torn down one workspace may hold; create beyond: 409 `limit_reached`. */
+  maxInternsPerWorkspace: number;
+  /** ANALYTICS_QUERIES_PER_MINUTE: analytics queries per organization per minute; beyond: 429. */
+  analyticsQueriesPerMinute: number;
   /** A pause before each provisioning step, for demonstrations only (0: none). */
   provisionStepDelayMs: number;
   /** How long provisioning step 4 waits for a healthy runtime before the intern fails. */
@@ -91,6 +99,10 @@ export interface PlatformConfig {
   shellMaxProcesses: number;
   /** Address space of each sandboxed process (RLIMIT_AS). */
   shellMemoryBytes: number;
+  /** INTERN_MEMORY_BYTES: RAM of all an intern's sandboxed processes and their tmpfs together (its cgroup). */
+  internMemoryBytes: number;
+  /** INTERN_CPU_MILLICORES: CPU of all an intern's sandboxed processes together (its cgroup; 1000 = one core). */
+  internCpuMillicores: number;
   /** Size of the private `/tmp` (and of `/dev/shm`) of a sandboxed command, in RAM. */
   shellTmpBytes: number;
   /** Bytes an intern's workspace may hold; writing past it fails inside the sandbox. */
@@ -130,6 +142,10 @@ export interface PlatformConfig {
   webhookRetryScheduleMs: number[];
   /** WEBHOOK_ALLOW_INSECURE=true (development and tests only): `http://` and any address are accepted; refused in production. */
   webhookAllowInsecure: boolean;
+  /** WEBHOOK_SECRETS_KEY: 32 bytes, base64, sealing endpoint secrets at rest; null: a key generated under KEYS_DIR. */
+  webhookSecretsKey: string | null;
+  /** WEBHOOK_SECRETS_KEY_PREVIOUS: the key being rotated out; what it sealed is sealed again at start. */
+  webhookSecretsKeyPrevious: string | null;
   /** Endpoints one workspace may have; bounds the delivery work one caller can ask for. */
   webhookEndpointsPerWorkspace: number;
   /** Deliveries one webhooks replica attempts at once. */
@@ -227,6 +243,7 @@ export function loadConfig(env: Env): PlatformConfig {
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
     dataDir,
     archiveDir: stringFrom(env, 'ARCHIVE_DIR', `${dataDir.replace(/\/+$/, '')}/archives`),
+    archiveTimeoutMs: positiveIntFrom(env, 'ARCHIVE_TIMEOUT_MS', 600000),
     keysDir: stringFrom(env, 'KEYS_DIR', `${dataDir.replace(/\/+$/, '')}/keys`),
     defaultModel: stringFrom(env, 'DEFAULT_MODEL', 'local/scripted'),
     modelApiBaseUrl: optionalFrom(env, 'MODEL_API_BASE_URL'),
@@ -246,6 +263,9 @@ export function loadConfig(env: Env): PlatformConfig {
     runMigrations: stringFrom(env, 'RUN_MIGRATIONS', 'true') !== 'false',
     migrationsWaitMs: intFrom(env, 'MIGRATIONS_WAIT_MS', 300000),
     provisionConcurrency: positiveIntFrom(env, 'PROVISION_CONCURRENCY', 4),
+    provisionConcurrencyPerWorkspace: positiveIntFrom(env, 'PROVISION_CONCURRENCY_PER_WORKSPACE', 2),
+    maxInternsPerWorkspace: positiveIntFrom(env, 'MAX_INTERNS_PER_WORKSPACE', 100),
+    analyticsQueriesPerMinute: positiveIntFrom(env, 'ANALYTICS_QUERIES_PER_MINUTE', 60),
     provisionStepDelayMs: intFrom(env, 'PROVISION_STEP_DELAY_MS', 0),
     runtimeHealthTimeoutMs: intFrom(env, 'RUNTIME_HEALTH_TIMEOUT_MS', 30000),
     runtimeStopAttempts: positiveIntFrom(env, 'RUNTIME_STOP_ATTEMPTS', 5),
@@ -265,6 +285,8 @@ export function loadConfig(env: Env): PlatformConfig {
     runtimeNetwork: oneOf(env, 'RUNTIME_NETWORK', RUNTIME_NETWORK_NAMES, 'none'),
     shellMaxProcesses: positiveIntFrom(env, 'SHELL_MAX_PROCESSES', 64),
     shellMemoryBytes: positiveIntFrom(env, 'SHELL_MEMORY_BYTES', 536870912),
+    internMemoryBytes: positiveIntFrom(env, 'INTERN_MEMORY_BYTES', 1073741824),
+    internCpuMillicores: positiveIntFrom(env, 'INTERN_CPU_MILLICORES', 1000),
     shellTmpBytes: positiveIntFrom(env, 'SHELL_TMP_BYTES', 67108864),
     workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
@@ -285,6 +307,8 @@ export function loadConfig(env: Env): PlatformConfig {
     webhookTimeoutMs: positiveIntFrom(env, 'WEBHOOK_TIMEOUT_MS', 10000),
     webhookRetryScheduleMs: retryScheduleFrom(env, 'WEBHOOK_RETRY_SCHEDULE_MS', DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS),
     webhookAllowInsecure: stringFrom(env, 'WEBHOOK_ALLOW_INSECURE', 'false') === 'true',
+    webhookSecretsKey: optionalFrom(env, 'WEBHOOK_SECRETS_KEY'),
+    webhookSecretsKeyPrevious: optionalFrom(env, 'WEBHOOK_SECRETS_KEY_PREVIOUS'),
     webhookEndpointsPerWorkspace: positiveIntFrom(env, 'WEBHOOK_ENDPOINTS_PER_WORKSPACE', 20),
     webhookDeliveryConcurrency: positiveIntFrom(env, 'WEBHOOK_DELIVERY_CONCURRENCY', 8),
   };

@@ -15,6 +15,8 @@ export const ERROR_REASONS = {
   intern_not_running: { status: 409, retryable: false },
   busy: { status: 409, retryable: true },
   interaction_not_pending: { status: 409, retryable: false },
+  /** A per-workspace or per-intern cap (CONTRACT section 22); the message names it. */
+  limit_reached: { status: 409, retryable: false },
   /** Cancel of a run that has already ended. */
   run_not_active: { status: 409, retryable: false },
   /** Chat stream error chunk: the intern ended the run (suspend, delete, a deadline) while the client was connected. */

@@ -10,3 +10,4 @@ export * from './test-streams';
 export * from './webhook-receiver';
 export * from './openapi-fuzz';
 export * from './raw-http';
+export * from './syscall-probe';

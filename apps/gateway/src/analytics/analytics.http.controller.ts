@@ -13,6 +13,9 @@ import type {
 import { CredentialResolver } from '@interns/identity';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
 import { AuthFailureLimiter } from '../auth-failure-limiter';
+import { HttpErrorException } from '../chat/http-error.exception';
+import { rateLimitedError } from '../http-errors';
+import { AnalyticsQueryLimiter } from './analytics-query-limiter';
 import { jsonBodyOf } from '../body-rules';
 import { clientAddressOf } from '../client-address';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
@@ -32,6 +35,7 @@ export class AnalyticsHttpController {
     @Inject(CredentialResolver) private readonly resolver: CredentialResolver,
     @Inject(RpcClient) private readonly rpc: RpcClient,
     @Inject(AuthFailureLimiter) private readonly authFailures: AuthFailureLimiter,
+    @Inject(AnalyticsQueryLimiter) private readonly queryBudget: AnalyticsQueryLimiter,
     @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
   ) {
     this.subjects = subjectsFor(config.natsPrefix);
@@ -55,6 +59,16 @@ export class AnalyticsHttpController {
   async query(@Req() request: FastifyRequest): Promise<AnalyticsQueryReply> {
     const credential = await this.managementKey(request);
     const query = parseAnalyticsQuery(jsonBodyOf(request));
+    // Counted once the query is one: a body refused 400 costs the analytics service nothing.
+    const verdict = await this.queryBudget.consume(credential.organizationId);
+    if (!verdict.allowed) {
+      throw new HttpErrorException(
+        rateLimitedError(
+          verdict.retryAfterSeconds,
+          `this organization's analytics queries are limited to ${this.config.analyticsQueriesPerMinute} a minute (ANALYTICS_QUERIES_PER_MINUTE)`,
+        ),
+      );
+    }
     const correlationId = request.gateway?.correlationId ?? '';
     const payload: AnalyticsQueryRequest = { correlationId, organizationId: credential.organizationId, query };
     return this.ask<AnalyticsQueryReply>(request, this.subjects.analytics.query, payload);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { type RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
-import { minuteLimiter, retryAfterSecondsOf } from '../minute-limiter';
+import { type BudgetVerdict, MinuteBudget } from '../minute-limiter';
 
 /** Created by the identity migration CreateChatTurnLimits1763800000000. */
 const TABLE_NAME = 'chat_turn_limits';
@@ -12,19 +11,17 @@ export interface ChatTurnLimiterOptions {
   turnsPerMinute: number;
 }
 
-/** `retryAfterSeconds` is an integer in [1, 60], ready for the `Retry-After` header. */
-export type TurnVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+export type TurnVerdict = BudgetVerdict;
 
 /**
  * CONTRACT section 8: per caller per intern, N turns per fixed 60 s window across chat prompts, invoke
  * and signing. Counters live in PostgreSQL so every gateway replica draws from the same budget.
- * A store failure rejects (the caller answers 500): the limiter fails closed, it never guesses.
  */
 export class ChatTurnLimiter {
-  private readonly limiter: RateLimiterPostgres;
+  private readonly budget: MinuteBudget;
 
   constructor(options: ChatTurnLimiterOptions) {
-    this.limiter = minuteLimiter({
+    this.budget = new MinuteBudget({
       dataSource: options.dataSource,
       tableName: TABLE_NAME,
       perMinute: options.turnsPerMinute,
@@ -33,15 +30,8 @@ export class ChatTurnLimiter {
   }
 
   /** Counts one turn for caller (e.g. "member:<id>" or "key:<id>") on intern. */
-  async consume(caller: string, internId: string): Promise<TurnVerdict> {
-    try {
-      await this.limiter.consume(turnKey(caller, internId));
-      return { allowed: true };
-    } catch (error) {
-      // The library rejects with a RateLimiterRes when over the limit and with the store's error otherwise.
-      if (error instanceof RateLimiterRes) return { allowed: false, retryAfterSeconds: retryAfterSecondsOf(error.msBeforeNext) };
-      throw error;
-    }
+  consume(caller: string, internId: string): Promise<TurnVerdict> {
+    return this.budget.consume(turnKey(caller, internId));
   }
 }
 

@@ -23,7 +23,12 @@ export interface GatewayHarness {
  * An in-process gateway on its own test database, DATA_DIR and NATS prefix, with the identity fixture
  * applied and a stand-in lifecycle responder on the real broker.
  */
-export async function startGatewayHarness(options: { name: string; routeDeadlineMs: number }): Promise<GatewayHarness> {
+export async function startGatewayHarness(options: {
+  name: string;
+  routeDeadlineMs: number;
+  /** Further settings of the gateway's environment. */
+  env?: Record<string, string>;
+}): Promise<GatewayHarness> {
   const db = await createTestDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), `${options.name}-`));
   const prefix = testNatsPrefix();
@@ -34,6 +39,7 @@ export async function startGatewayHarness(options: { name: string; routeDeadline
     DATA_DIR: dataDir,
     LIFECYCLE_ROUTE_DEADLINE_MS: String(options.routeDeadlineMs),
     OIDC_LOCAL_DEV: 'true',
+    ...options.env,
   });
   const gateway = await startGateway(config, { logLevels: ['error', 'fatal'] });
   await new IdentityStore(gateway.deps.dataSource).apply(identityFile());

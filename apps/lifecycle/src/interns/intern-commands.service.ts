@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { CreateInternReply, CreateInternRequest, DomainError, InternView, UpdateInternRequest } from '@interns/contracts';
 import { isUniqueViolation } from '@interns/database';
 import { eventMetadata } from '@interns/event-store';
@@ -13,17 +13,25 @@ import { internRowById, notFound, visibleInternRow } from './visible-intern';
 
 const NAME_INDEX = 'interns_name_per_creator';
 
+export interface InternCommandsOptions {
+  /** MAX_INTERNS_PER_WORKSPACE. */
+  maxInternsPerWorkspace: number;
+  now?: () => Date;
+}
+
 /** Create (once per Idempotency-Key) and update; both answer with the intern as just projected. */
 export class InternCommandsService {
   private readonly idempotencyKeys: IdempotencyKeys;
+  private readonly now: () => Date;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly streams: InternStreams,
     private readonly installs: ChatappInstallsService,
-    private readonly now: () => Date = () => new Date(),
+    private readonly options: InternCommandsOptions,
   ) {
     this.idempotencyKeys = new IdempotencyKeys(dataSource);
+    this.now = options.now ?? (() => new Date());
   }
 
   async create(request: CreateInternRequest): Promise<CreateInternReply> {
@@ -95,6 +103,7 @@ export class InternCommandsService {
     await this.streams
       .executeOnNew(internId, command, eventMetadata(request.context), {
         inTransaction: async (manager) => {
+          await this.assertWorkspaceHasRoom(manager, principal.workspaceId);
           await manager.query(
             `INSERT INTO lifecycle.vaults (id, owner_intern_id, workspace_id, created_at) VALUES ($1, $2, $3, $4)`,
             [vaultId, internId, principal.workspaceId, at],
@@ -113,6 +122,25 @@ export class InternCommandsService {
       .catch(nameTaken);
     if (created === null) throw new Error(`intern ${internId} missing right after its creation`);
     return { replayed: false, intern: toInternView(created, principal, false) };
+  }
+
+  /**
+   * MAX_INTERNS_PER_WORKSPACE, counted in the create's transaction after its own row was projected. Creates of
+   * one workspace take turns on an advisory lock, so two at the cap cannot both see room (each counting
+   * statement sees what committed before it).
+   */
+  private async assertWorkspaceHasRoom(manager: EntityManager, workspaceId: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('interns-per-workspace:' || $1, 0))`, [workspaceId]);
+    const rows: { n: number }[] = await manager.query(`SELECT count(*)::int AS n FROM lifecycle.interns WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
+    const { maxInternsPerWorkspace } = this.options;
+    if ((rows[0]?.n ?? 0) > maxInternsPerWorkspace) {
+      throw new DomainError(
+        'limit_reached',
+        `this workspace already holds ${maxInternsPerWorkspace} interns (MAX_INTERNS_PER_WORKSPACE); delete one first`,
+      );
+    }
   }
 
   private async assertVaultAttachable(vaultId: string, workspaceId: string): Promise<void> {

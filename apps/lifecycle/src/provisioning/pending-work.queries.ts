@@ -5,6 +5,7 @@ import { RUNTIME_STOP_FAILURE_PREFIX } from '@interns/lifecycle-domain';
 /** The process manager's to-do list, read from the `lifecycle.interns` read model (partial index). */
 export interface PendingIntern {
   id: string;
+  workspaceId: string;
   status: InternStatus;
   /** The runtime may be up: booted and not stopped since. */
   runtimeActive: boolean;
@@ -17,11 +18,25 @@ export async function countProvisioning(manager: EntityManager): Promise<number>
   return rows[0]?.n ?? 0;
 }
 
-/** Oldest provision request first (global position of the request event). */
-export async function oldestQueued(manager: EntityManager, limit: number): Promise<string[]> {
+/**
+ * Oldest provision request first (global position of the request event), skipping a workspace's requests
+ * beyond `perWorkspace` provisioning at once: its own provisioning interns count, then its queue in order.
+ */
+export async function oldestQueued(manager: EntityManager, limit: number, perWorkspace: number): Promise<string[]> {
   const rows: { id: string }[] = await manager.query(
-    `SELECT id FROM lifecycle.interns WHERE status = 'queued' ORDER BY queue_position, id LIMIT $1`,
-    [limit],
+    `WITH busy AS (
+       SELECT workspace_id, count(*)::int AS provisioning FROM lifecycle.interns
+        WHERE status = 'provisioning' GROUP BY workspace_id
+     ), waiting AS (
+       SELECT id, workspace_id, queue_position,
+              row_number() OVER (PARTITION BY workspace_id ORDER BY queue_position, id) AS place
+         FROM lifecycle.interns WHERE status = 'queued'
+     )
+     SELECT waiting.id FROM waiting LEFT JOIN busy USING (workspace_id)
+      WHERE waiting.place + coalesce(busy.provisioning, 0) <= $2
+      ORDER BY waiting.queue_position, waiting.id
+      LIMIT $1`,
+    [limit, perWorkspace],
   );
   return rows.map((row) => row.id);
 }
@@ -33,7 +48,7 @@ export async function oldestQueued(manager: EntityManager, limit: number): Promi
  */
 export async function pendingInterns(manager: EntityManager): Promise<PendingIntern[]> {
   return manager.query(
-    `SELECT id, status, runtime_active AS "runtimeActive" FROM lifecycle.interns
+    `SELECT id, workspace_id AS "workspaceId", status, runtime_active AS "runtimeActive" FROM lifecycle.interns
       WHERE status IN ('provisioning', 'destroying')
          OR (runtime_active AND status IN ('stopped', 'failed')
              AND NOT starts_with(coalesce(last_failure_message, ''), $1))

@@ -27,6 +27,8 @@ export interface ProvisioningProcessManagerOptions {
   signal: WorkSignal;
   /** At most this many interns `provisioning` at once (PROVISION_CONCURRENCY). */
   concurrency: number;
+  /** PROVISION_CONCURRENCY_PER_WORKSPACE: provisioning interns, and steps in flight, of one workspace. */
+  concurrencyPerWorkspace: number;
   /** PROVISION_STEP_DELAY_MS: a pause before each provisioning step, for demonstrations. */
   stepDelayMs: number;
   internDomain: string;
@@ -62,6 +64,8 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
   private readonly now: () => Date;
   private readonly worker: WorkerLoop;
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Steps in flight per workspace, so one workspace's teardowns (or stops) cannot take every slot. */
+  private readonly inFlightPerWorkspace = new Map<string, number>();
   /** Per intern: earliest time for its next task, and consecutive failures (for the backoff). */
   private readonly notBefore = new Map<string, number>();
   private readonly failures = new Map<string, number>();
@@ -128,6 +132,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     for (const item of pending) {
       if (this.worker.isStopping || this.inFlight.size >= MAX_PARALLEL_STEPS) break;
       if (this.inFlight.has(item.id) || (this.notBefore.get(item.id) ?? 0) > now) continue;
+      if ((this.inFlightPerWorkspace.get(item.workspaceId) ?? 0) >= this.options.concurrencyPerWorkspace) continue;
       this.launch(item);
     }
     this.forgetSettled(new Set(pending.map((item) => item.id)));
@@ -143,7 +148,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
   private async promoteQueued(manager: EntityManager): Promise<void> {
     const free = this.options.concurrency - (await countProvisioning(manager));
     if (free <= 0) return;
-    for (const internId of await oldestQueued(manager, free)) {
+    for (const internId of await oldestQueued(manager, free, this.options.concurrencyPerWorkspace)) {
       await this.options.streams.execute(
         internId,
         (): InternCommand => ({ type: 'StartProvisioning', data: { at: this.now().toISOString() } }),
@@ -168,9 +173,13 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
       })
       .finally(() => {
         this.inFlight.delete(item.id);
+        const left = (this.inFlightPerWorkspace.get(item.workspaceId) ?? 1) - 1;
+        if (left > 0) this.inFlightPerWorkspace.set(item.workspaceId, left);
+        else this.inFlightPerWorkspace.delete(item.workspaceId);
         this.worker.wake();
       });
     this.inFlight.set(item.id, task);
+    this.inFlightPerWorkspace.set(item.workspaceId, (this.inFlightPerWorkspace.get(item.workspaceId) ?? 0) + 1);
   }
 
   /** One step for one intern, decided on its freshly loaded stream. Resolves to a deferral in ms, or null. */

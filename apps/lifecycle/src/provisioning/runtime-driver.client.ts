@@ -18,6 +18,11 @@ export class TransientDriverError extends Error {
 /** Most steps are quick; archiving and removing a workspace copy files, so they get longer. */
 const STEP_TIMEOUT_MS = 10_000;
 const FILE_STEP_TIMEOUT_MS = 60_000;
+/**
+ * Beyond ARCHIVE_TIMEOUT_MS: the runs side answers a late archive with its failure by then, so the step is not
+ * retried (a second archive of the same workspace) while the first still runs.
+ */
+const ARCHIVE_ANSWER_MARGIN_MS = 30_000;
 
 /**
  * The runs service's runtime driver over NATS. Every call is idempotent on the runs side, so a retried step
@@ -29,6 +34,7 @@ export class RuntimeDriverClient {
   constructor(
     nc: NatsConnection,
     private readonly subjects: Subjects['runs'],
+    private readonly archiveTimeoutMs: number,
   ) {
     this.rpc = new RpcClient(nc);
   }
@@ -54,7 +60,7 @@ export class RuntimeDriverClient {
   }
 
   archive(request: RuntimeRequest): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
-    return this.call(this.subjects.runtimeArchive, request, FILE_STEP_TIMEOUT_MS);
+    return this.call(this.subjects.runtimeArchive, request, Math.max(FILE_STEP_TIMEOUT_MS, this.archiveTimeoutMs + ARCHIVE_ANSWER_MARGIN_MS));
   }
 
   removeDisk(request: RuntimeRequest): Promise<RuntimeStepReply> {

@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join, relative } from 'node:path';
+import { list as listTar } from 'tar';
 import { LocalRuntimeDriver, LEGACY_RUNTIME_STATE_FILE } from './local-runtime.driver';
 import { ModelCatalog } from './model-catalog';
 import { UnsandboxedShell } from './shell/unsandboxed-shell';
@@ -19,6 +22,7 @@ describe('LocalRuntimeDriver after a crash', () => {
     driver = new LocalRuntimeDriver({
       dataDir: relative(process.cwd(), join(root, 'data')),
       archiveDir: join(root, 'data', 'archives'),
+      archiveTimeoutMs: 60_000,
       catalog,
       shell,
     });
@@ -90,7 +94,13 @@ describe('LocalRuntimeDriver after a crash', () => {
 
   it('fails to prepare a disk where DATA_DIR cannot be written, naming the reason', async () => {
     await writeFile(join(root, 'file'), 'not a directory');
-    const blocked = new LocalRuntimeDriver({ dataDir: join(root, 'file'), archiveDir: join(root, 'a'), catalog, shell });
+    const blocked = new LocalRuntimeDriver({
+      dataDir: join(root, 'file'),
+      archiveDir: join(root, 'a'),
+      archiveTimeoutMs: 60_000,
+      catalog,
+      shell,
+    });
     expect(await blocked.prepareDisk(randomUUID())).toEqual({
       ok: false,
       message: expect.stringContaining('cannot be created: ENOTDIR: not a directory'),
@@ -100,5 +110,77 @@ describe('LocalRuntimeDriver after a crash', () => {
   it('answers a shell command on a missing workspace with the reason, naming no host path', async () => {
     const answer = await driver.runShell(randomUUID(), { command: 'true', signal: new AbortController().signal });
     expect(answer).toBe('the shell could not start: the workspace disk of this intern is gone');
+  });
+});
+
+/** Teardown never hangs on what an intern left in its workspace (CONTRACT section 22). */
+describe('LocalRuntimeDriver archives', () => {
+  let root: string;
+  const catalog = new ModelCatalog({ defaultModel: 'local/scripted', openAiCompatibleBaseUrl: null });
+  const shell = new UnsandboxedShell({ timeoutMs: 5000, outputLimitBytes: 65536 });
+  const driverWith = (archiveTimeoutMs: number) =>
+    new LocalRuntimeDriver({ dataDir: join(root, 'data'), archiveDir: join(root, 'archives'), archiveTimeoutMs, catalog, shell });
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'runs-archive-'));
+  });
+
+  afterAll(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  async function entriesOf(archivePath: string): Promise<string[]> {
+    const entries: string[] = [];
+    await listTar({ file: archivePath, onReadEntry: (entry) => entries.push(`${entry.type} ${entry.path}`) });
+    return entries.sort();
+  }
+
+  it('archives files, directories and symlinks, and leaves out a FIFO and a unix socket instead of waiting on them', async () => {
+    const driver = driverWith(60_000);
+    const internId = randomUUID();
+    await driver.prepareDisk(internId);
+    const workspace = driver.workspacePath(internId);
+    await mkdir(join(workspace, 'dir'));
+    await writeFile(join(workspace, 'dir', 'note.txt'), 'kept');
+    await symlink('dir/note.txt', join(workspace, 'link'));
+    execFileSync('mkfifo', [join(workspace, 'pipe')]);
+    const server = createServer();
+    await new Promise<void>((done) => server.listen(join(workspace, 'socket'), done));
+    try {
+      const reply = await driver.archive(internId);
+      if (!reply.ok || reply.archivePath === null) throw new Error(`no archive: ${JSON.stringify(reply)}`);
+      expect(await entriesOf(reply.archivePath)).toEqual([
+        `Directory ${internId}/`,
+        `Directory ${internId}/dir/`,
+        `File ${internId}/dir/note.txt`,
+        `SymbolicLink ${internId}/link`,
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('fails an archive that passes ARCHIVE_TIMEOUT_MS, leaving no partial file', async () => {
+    const driver = driverWith(1);
+    const internId = randomUUID();
+    await driver.prepareDisk(internId);
+    await writeFile(join(driver.workspacePath(internId), 'big.bin'), Buffer.alloc(64 * 1024 * 1024, 7));
+
+    expect(await driver.archive(internId)).toEqual({
+      ok: false,
+      message: 'the archive was not written within 0.001s (ARCHIVE_TIMEOUT_MS)',
+    });
+    expect((await readdir(driver.archiveDir)).filter((name) => name.includes(internId))).toEqual([]);
+  });
+
+  it('joins an archive already running for the intern instead of writing a second', async () => {
+    const driver = driverWith(60_000);
+    const internId = randomUUID();
+    await driver.prepareDisk(internId);
+    await writeFile(join(driver.workspacePath(internId), 'a.txt'), 'a');
+
+    const [first, second] = await Promise.all([driver.archive(internId), driver.archive(internId)]);
+    expect(second).toEqual(first);
+    expect((await readdir(driver.archiveDir)).filter((name) => name.includes(internId))).toHaveLength(1);
   });
 });

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { createWriteStream, type Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import { create as createTar } from 'tar';
+import { pipeline } from 'node:stream/promises';
+import { create as createTar, type ReadEntry } from 'tar';
 import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
 import { DomainError, isUuid } from '@interns/contracts';
 import { makePrivateDirectory } from '@interns/files';
@@ -27,6 +29,8 @@ export interface LocalRuntimeDriverOptions {
   dataDir: string;
   /** ARCHIVE_DIR. */
   archiveDir: string;
+  /** ARCHIVE_TIMEOUT_MS: an archive not written by then fails (the intern ends `destroy_failed`). */
+  archiveTimeoutMs: number;
   catalog: ModelCatalog;
   /** Runs the shell tool's commands (the sandbox). */
   shell: ShellRunner;
@@ -58,6 +62,9 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   /** The runtimes' own records, out of every sandbox's reach: `<DATA_DIR>/runtimes/<internId>.json`. */
   readonly runtimesDir: string;
   readonly archiveDir: string;
+  private readonly archiveTimeoutMs: number;
+  /** Archives in progress by intern: a retried step joins the running one instead of writing a second. */
+  private readonly archiving = new Map<string, Promise<RuntimeStepReply<RuntimeArchiveResult>>>();
   private readonly catalog: ModelCatalog;
   private readonly shell: ShellRunner;
   private readonly now: () => Date;
@@ -71,6 +78,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     this.workspacesDir = LocalRuntimeDriver.workspacesDirOf(options.dataDir);
     this.runtimesDir = resolve(options.dataDir, 'runtimes');
     this.archiveDir = resolve(options.archiveDir);
+    this.archiveTimeoutMs = options.archiveTimeoutMs;
     this.catalog = options.catalog;
     this.shell = options.shell;
     this.now = options.now ?? (() => new Date());
@@ -135,9 +143,24 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     return OK;
   }
 
-  async archive(internId: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
-    const workspace = this.workspacePath(internId);
+  /**
+   * Archives the workspace to `<ARCHIVE_DIR>/<id>-<time>.tar.gz`. Only regular files, directories and symlinks
+   * go in: opening a FIFO or a socket the intern left would block for ever. An archive that fails or passes
+   * ARCHIVE_TIMEOUT_MS is the step's failure (`workspace_archive_failed: <why>`), which a delete with
+   * `acknowledge_workspace_loss` finishes without an archive; a call while one runs joins it.
+   */
+  archive(internId: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
+    this.workspacePath(internId); // refuses an id that is not a uuid
     const id = internId.toLowerCase();
+    const running = this.archiving.get(id);
+    if (running !== undefined) return running;
+    const archived = this.writeArchive(id).finally(() => this.archiving.delete(id));
+    this.archiving.set(id, archived);
+    return archived;
+  }
+
+  private async writeArchive(id: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
+    const workspace = this.workspacePath(id);
     if (!(await isDirectory(workspace))) return { ok: true, archivePath: null };
 
     const unwritable = (error: unknown): RuntimeStepReply<RuntimeArchiveResult> => ({
@@ -157,24 +180,21 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     const stamp = this.now().toISOString().replace(/:/g, '');
     const archivePath = join(this.archiveDir, `${id}-${stamp}.tar.gz`);
     const partialPath = join(this.archiveDir, `.${id}-${stamp}.${randomBytes(4).toString('hex')}.partial`);
+    const deadline = AbortSignal.timeout(this.archiveTimeoutMs);
     try {
-      await createTar(
-        {
-          file: partialPath,
-          gzip: true,
-          portable: true,
-          cwd: this.workspacesDir,
-          filter: (path) => !isRuntimeFile(path),
-        },
-        [id],
-      );
+      const pack = createTar({ gzip: true, portable: true, cwd: this.workspacesDir, filter: isArchivable }, [id]);
+      await pipeline(pack, createWriteStream(partialPath, { flags: 'wx', mode: 0o600 }), { signal: deadline });
       await syncPath(partialPath);
       await rename(partialPath, archivePath);
       await syncPath(this.archiveDir);
     } catch (error) {
       await discard(partialPath);
+      if (deadline.aborted) {
+        return { ok: false, message: `the archive was not written within ${this.archiveTimeoutMs / 1000}s (ARCHIVE_TIMEOUT_MS)` };
+      }
       if (isUnwritable(error, this.archiveDir)) return unwritable(error);
-      throw error;
+      // What the workspace holds is the intern's doing: its failure is the step's, not a reason to retry for ever.
+      return { ok: false, message: `the workspace could not be read: ${codeOf(error)}` };
     }
     return { ok: true, archivePath };
   }
@@ -192,6 +212,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     }
     await rm(doomed, { recursive: true, force: true });
     await rm(this.statePath(internId), { force: true });
+    await this.shell.forget?.(internId.toLowerCase());
     return OK;
   }
 
@@ -228,6 +249,15 @@ export class LocalRuntimeDriver implements RuntimeDriver {
       throw error;
     }
   }
+}
+
+/**
+ * What goes into an archive: regular files, directories and symlinks (as links), never a FIFO, socket or device,
+ * and never the runtime's legacy record.
+ */
+function isArchivable(path: string, entry: Stats | ReadEntry): boolean {
+  if (!('isFile' in entry)) return false;
+  return (entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()) && !isRuntimeFile(path);
 }
 
 /** A legacy state file (and its temporaries) belonged to the runtime, not to the intern's workspace content. */
@@ -287,6 +317,12 @@ function isUnwritable(error: unknown, location: string): boolean {
   if (code === undefined || !UNWRITABLE_CODES.has(code) || typeof path !== 'string') return false;
   const target = resolve(path);
   return target === location || target.startsWith(location + sep) || location.startsWith(target + sep);
+}
+
+/** The OS error code (`EACCES`), naming no host path. */
+function codeOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? code : 'unexpected error';
 }
 
 /** The OS message, e.g. `ENOTDIR: not a directory, mkdir '/x/archives'` (not `instanceof`: errors may cross realms). */

@@ -31,11 +31,18 @@ export class UnsafeTargetError extends Error {
  */
 const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254']);
 
+/** IPv6 global unicast (RFC 4291): whatever ipaddr.js classes as unicast outside it is not routed on the internet. */
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/** How long a name may take to resolve before the URL is refused (a slow resolver must not hold a delivery slot). */
+export const RESOLVE_TIMEOUT_MS = 5_000;
+
 /**
  * Only globally routable unicast is allowed. Everything ipaddr.js classes otherwise is refused: loopback,
  * private, linkLocal, uniqueLocal, unspecified, carrierGradeNat, reserved, multicast, broadcast, benchmarking,
  * and the IPv6 forms that embed an IPv4 address another hop would translate (6to4, teredo, NAT64 rfc6052,
- * rfc6145). IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is judged as the IPv4 address it maps.
+ * rfc6145). IPv4-mapped IPv6 (`::ffff:10.0.0.1`) is judged as the IPv4 address it maps. Other IPv6 must also lie in
+ * 2000::/3, the only block assigned for global unicast (ipaddr.js calls, say, `4000::1` unicast too).
  */
 export function addressClassOf(address: string): { allowed: boolean; range: string } {
   const parsed = ipaddr.process(address);
@@ -44,6 +51,9 @@ export function addressClassOf(address: string): { allowed: boolean; range: stri
     return { allowed: false, range: 'metadata' };
   }
   const range = parsed.range();
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && !parsed.match(IPV6_GLOBAL_UNICAST)) {
+    return { allowed: false, range: 'not global unicast' };
+  }
   return { allowed: range === 'unicast', range };
 }
 
@@ -52,12 +62,14 @@ export function addressClassOf(address: string): { allowed: boolean; range: stri
  * must be public. Applied when an endpoint is created and again before every delivery attempt; the attempt
  * then connects to the address checked here (see pinnedLookup), so a DNS answer that changes between the check
  * and the connection (rebinding) cannot send it elsewhere. With `allowInsecure` (development and tests) any
- * scheme of http(s) and any address pass, but the name is still resolved once and pinned.
+ * scheme of http(s) and any address pass, but the name is still resolved once and pinned. Refusals name the
+ * class of address, never the address: a caller must not learn what the service's resolver answers for a name.
  */
 export class AddressGuard {
   constructor(
     private readonly resolve: HostResolver,
     private readonly allowInsecure: boolean,
+    private readonly resolveTimeoutMs = RESOLVE_TIMEOUT_MS,
   ) {}
 
   async check(rawUrl: string): Promise<CheckedTarget> {
@@ -76,7 +88,7 @@ export class AddressGuard {
     if (!this.allowInsecure) {
       for (const address of addresses) {
         const { allowed, range } = addressClassOf(address);
-        if (!allowed) throw new UnsafeTargetError(`url's host resolves to a ${range} address (${address}), which webhooks may not call`);
+        if (!allowed) throw new UnsafeTargetError(`url's host resolves to a ${range} address, which webhooks may not call`);
       }
     }
     const address = addresses[0];
@@ -85,12 +97,22 @@ export class AddressGuard {
 
   private async addressesOf(hostname: string): Promise<string[]> {
     if (ipaddr.isValid(hostname)) return [hostname];
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new UnsafeTargetError(`url's host ${hostname} did not resolve within ${this.resolveTimeoutMs / 1000}s`)),
+        this.resolveTimeoutMs,
+      );
+    });
     try {
-      const addresses = await this.resolve(hostname);
+      const addresses = await Promise.race([this.resolve(hostname), timeout]);
       return addresses.filter((address) => ipaddr.isValid(address));
     } catch (error) {
+      if (error instanceof UnsafeTargetError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       throw new UnsafeTargetError(`url's host ${hostname} does not resolve${code ? ` (${code})` : ''}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { EndpointSecrets } from '../endpoints/endpoint-secrets';
 import type { AttemptResult, DeliveryAttempt } from './delivery-sender';
 
 /** A delivery taken by this replica for one attempt: `attempt` is its number (1 for the first). */
@@ -26,6 +27,8 @@ export class DeliveryStore {
     private readonly retryScheduleMs: readonly number[],
     /** How long a claim holds a row: longer than an attempt can take, plus the time to record its result. */
     private readonly claimMs: number,
+    /** Opens the endpoints' sealed secrets, for signing. */
+    private readonly secrets: EndpointSecrets,
   ) {}
 
   async claimDue(limit: number): Promise<ClaimedDelivery[]> {
@@ -49,7 +52,7 @@ export class DeliveryStore {
       attempt: row.attempts,
       payload: row.payload,
       url: row.url,
-      secret: row.secret,
+      secret: this.secrets.open(row.secret, row.endpoint_id),
     }));
   }
 

@@ -10,7 +10,8 @@ import { createTestDatabase, independentSignature, Receiver, type TestDatabase }
 import { WorkSignal } from '@interns/workers';
 import { AddressGuard, type HostResolver } from '../address-guard/address-guard';
 import { WEBHOOKS_MIGRATIONS } from '../migrations';
-import { deliveryRow, eventually, insertDelivery, insertEndpoint } from '../testing/webhooks.fixture';
+import type { EndpointSecrets } from '../endpoints/endpoint-secrets';
+import { deliveryRow, eventually, insertDelivery, insertEndpoint, testEndpointSecrets } from '../testing/webhooks.fixture';
 import { DeliverySender } from './delivery-sender';
 import { DeliveryStore } from './delivery-store';
 import { DeliveryWorker } from './delivery-worker';
@@ -22,11 +23,13 @@ describe('webhook delivery worker', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
   let receiver: Receiver;
+  let secrets: EndpointSecrets;
   const workers: DeliveryWorker[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await openDatabase({ url: db.url, schema: 'webhooks', migrations: WEBHOOKS_MIGRATIONS, applicationName: 'delivery-worker.int.spec', migrate: true });
+    secrets = await testEndpointSecrets();
   });
 
   beforeEach(async () => {
@@ -49,7 +52,7 @@ describe('webhook delivery worker', () => {
   ): DeliveryWorker {
     const timeoutMs = options.timeoutMs ?? 2_000;
     const worker = new DeliveryWorker({
-      store: new DeliveryStore(dataSource, options.schedule ?? [100, 200], options.claimMs ?? 2 * timeoutMs + 1_000),
+      store: new DeliveryStore(dataSource, options.schedule ?? [100, 200], options.claimMs ?? 2 * timeoutMs + 1_000, secrets),
       sender: new DeliverySender(options.guard ?? new AddressGuard(localOnly, true), timeoutMs),
       concurrency: options.concurrency ?? 4,
       signal: options.signal,
@@ -65,7 +68,7 @@ describe('webhook delivery worker', () => {
     eventually(() => deliveryRow(dataSource, endpointId, eventId), (row) => row?.status !== 'pending', timeoutMs);
 
   it('POSTs the payload with Standard Webhooks headers that verify with the secret, and records the delivery', async () => {
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId, payload } = await insertDelivery(dataSource, endpoint.id);
     startWorker();
 
@@ -84,7 +87,7 @@ describe('webhook delivery worker', () => {
 
   it('retries on the schedule with the same webhook-id until a 2xx', async () => {
     receiver.answer = () => (receiver.requests.length < 3 ? 500 : 204);
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     startWorker({ schedule: [150, 300] });
 
@@ -103,7 +106,7 @@ describe('webhook delivery worker', () => {
 
   it('fails the delivery after the last retry of the schedule', async () => {
     receiver.answer = () => 503;
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     startWorker({ schedule: [50, 50] });
 
@@ -120,7 +123,7 @@ describe('webhook delivery worker', () => {
 
   it('gives an attempt WEBHOOK_TIMEOUT_MS, then counts it as failed without a status', async () => {
     receiver.answer = () => 'hang';
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     startWorker({ schedule: [], timeoutMs: 300 });
 
@@ -128,10 +131,10 @@ describe('webhook delivery worker', () => {
   });
 
   it('retries an attempt whose replica died once its claim lapses; the dead claim cannot record over it', async () => {
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     // A replica claims the delivery and dies before its request goes out (or before it records the answer).
-    const dead = new DeliveryStore(dataSource, [100], 500);
+    const dead = new DeliveryStore(dataSource, [100], 500, secrets);
     const [claim] = await dead.claimDue(10);
     expect(claim).toMatchObject({ eventId, attempt: 1 });
     startWorker();
@@ -145,7 +148,7 @@ describe('webhook delivery worker', () => {
 
   it('shares the table between replicas: every delivery goes out exactly once', async () => {
     receiver.answer = () => 200;
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const events = await Promise.all(Array.from({ length: 30 }, () => insertDelivery(dataSource, endpoint.id)));
     startWorker({ concurrency: 3 });
     startWorker({ concurrency: 3 });
@@ -157,7 +160,7 @@ describe('webhook delivery worker', () => {
   it('delivers at once when signalled, without waiting for its poll', async () => {
     const signal = new WorkSignal();
     const worker = new DeliveryWorker({
-      store: new DeliveryStore(dataSource, [100], 5_000),
+      store: new DeliveryStore(dataSource, [100], 5_000, secrets),
       sender: new DeliverySender(new AddressGuard(localOnly, true), 2_000),
       concurrency: 2,
       signal,
@@ -167,7 +170,7 @@ describe('webhook delivery worker', () => {
     worker.onApplicationBootstrap();
     workers.push(worker);
     await sleep(100);
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     signal.notify();
     expect(await settled(endpoint.id, eventId, 2_000)).toMatchObject({ status: 'delivered' });
@@ -175,7 +178,7 @@ describe('webhook delivery worker', () => {
 
   it('connects to the address the check resolved, not to a second lookup of the name', async () => {
     // `hooks.test` exists only in the guard's resolver: the request arrives only if the socket used its answer.
-    const endpoint = await insertEndpoint(dataSource, { url: `http://hooks.test:${receiver.port}/in` });
+    const endpoint = await insertEndpoint(dataSource, { url: `http://hooks.test:${receiver.port}/in`, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     startWorker();
 
@@ -185,20 +188,20 @@ describe('webhook delivery worker', () => {
 
   it('checks the address again at delivery: a name that now resolves to a private address is not called', async () => {
     const rebound: HostResolver = async () => ['10.0.0.1'];
-    const endpoint = await insertEndpoint(dataSource, { url: 'https://hooks.example.com/in' });
+    const endpoint = await insertEndpoint(dataSource, { url: 'https://hooks.example.com/in', secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     startWorker({ schedule: [], guard: new AddressGuard(rebound, false) });
 
     expect(await settled(endpoint.id, eventId)).toMatchObject({
       status: 'failed',
       last_status_code: null,
-      last_error: expect.stringContaining('private address (10.0.0.1)'),
+      last_error: expect.stringContaining('private address, which webhooks may not call'),
     });
   });
 
   it('never attempts the pending deliveries of a deleted endpoint', async () => {
     receiver.answer = () => 500;
-    const endpoint = await insertEndpoint(dataSource, { url: receiver.url });
+    const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId } = await insertDelivery(dataSource, endpoint.id);
     startWorker({ schedule: [300, 300] });
     await eventually(async () => receiver.requests.length, (count) => count >= 1);

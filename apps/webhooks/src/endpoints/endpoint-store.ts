@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { EndpointSecrets } from './endpoint-secrets';
 import {
   WEBHOOK_DELIVERIES_LOG_LIMIT,
   type WebhookDelivery,
@@ -31,7 +32,8 @@ export interface NewEndpoint {
   url: string;
   events: WebhookEventType[];
   description: string | null;
-  secret: string;
+  /** EndpointSecrets.seal of the secret: the table never holds one in the clear. */
+  sealedSecret: string;
 }
 
 /** The workspace already has as many endpoints as it may. */
@@ -63,10 +65,30 @@ export class EndpointStore {
       const [row]: EndpointRow[] = await manager.query(
         `INSERT INTO webhooks.endpoints (id, workspace_id, url, events, description, secret)
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${ENDPOINT_COLUMNS}`,
-        [endpoint.id, endpoint.workspaceId, endpoint.url, endpoint.events, endpoint.description, endpoint.secret],
+        [endpoint.id, endpoint.workspaceId, endpoint.url, endpoint.events, endpoint.description, endpoint.sealedSecret],
       );
       return endpointOf(row);
     });
+  }
+
+  /**
+   * Seals again every secret not sealed under the current key: one stored in the clear by an older release, or
+   * under WEBHOOK_SECRETS_KEY_PREVIOUS (a rotation). Run at start, before deliveries; returns how many it sealed.
+   */
+  async resealSecrets(secrets: EndpointSecrets): Promise<number> {
+    const rows: { id: string; secret: string }[] = await this.dataSource.query('SELECT id, secret FROM webhooks.endpoints');
+    let resealed = 0;
+    for (const row of rows) {
+      if (secrets.isCurrent(row.secret)) continue;
+      // Guarded by the value read: a row changed meanwhile (another replica resealed it) is left as it is.
+      await this.dataSource.query('UPDATE webhooks.endpoints SET secret = $3 WHERE id = $1 AND secret = $2', [
+        row.id,
+        row.secret,
+        secrets.seal(secrets.open(row.secret, row.id), row.id),
+      ]);
+      resealed += 1;
+    }
+    return resealed;
   }
 
   /** The workspace's endpoints, newest first. */

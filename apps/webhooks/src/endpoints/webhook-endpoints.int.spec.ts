@@ -4,7 +4,9 @@
  * the per-workspace cap holds, and every route sees only the caller's workspace.
  */
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type CreatedWebhookEndpoint, type Principal, type RequestContext, subjectsFor, type Subjects } from '@interns/contracts';
 import { RemoteServiceError, RpcClient } from '@interns/messaging';
@@ -13,10 +15,13 @@ import { createTestDatabase, deleteTestStreams, type TestDatabase, testNatsPrefi
 import type { HostResolver } from '../address-guard/address-guard';
 import { WEBHOOKS_MIGRATIONS } from '../migrations';
 import { WORKSPACE } from '../testing/webhooks.fixture';
+import { EndpointSecrets } from './endpoint-secrets';
+import { EndpointStore } from './endpoint-store';
 import { WebhooksModule } from '../webhooks.module';
 
 const OTHER_WORKSPACE = '22222222-2222-4222-8222-222222222222';
 const LIMIT = 3;
+const SECRETS_KEY = randomBytes(32).toString('base64');
 
 /** Test DNS: public and private names, nothing else. */
 const resolver: HostResolver = async (hostname) => {
@@ -60,7 +65,13 @@ describe('webhook endpoints over NATS', () => {
       migrations: WEBHOOKS_MIGRATIONS,
       rootModule: (deps) => WebhooksModule.forRoot(deps, resolver),
       port: (config) => config.webhooksPort,
-      env: { DATABASE_URL: db.url, NATS_PREFIX: prefix, WEBHOOKS_PORT: '0', WEBHOOK_ENDPOINTS_PER_WORKSPACE: String(LIMIT) },
+      env: {
+        DATABASE_URL: db.url,
+        NATS_PREFIX: prefix,
+        WEBHOOKS_PORT: '0',
+        WEBHOOK_ENDPOINTS_PER_WORKSPACE: String(LIMIT),
+        WEBHOOK_SECRETS_KEY: SECRETS_KEY,
+      },
       handleSignals: false,
       logger: false,
     });
@@ -106,8 +117,47 @@ describe('webhook endpoints over NATS', () => {
     expect(listed.data).toEqual([{ id: created.id, url: created.url, events: created.events, description: null, created_at: created.created_at }]);
   });
 
+  it('stores the secret sealed: neither its row nor a pg_dump of the database holds it', async () => {
+    const created = await create('https://hooks.example.com/in');
+    const [row]: { secret: string }[] = await running.deps.dataSource.query('SELECT secret FROM webhooks.endpoints WHERE id = $1', [created.id]);
+    expect(row?.secret).toMatch(/^v1\.[0-9a-f]{8}\./);
+    expect(row?.secret).not.toContain(created.secret.slice('whsec_'.length, 20));
+    const { stdout } = await promisify(execFile)('pg_dump', ['--data-only', '--schema=webhooks', db.url], { maxBuffer: 64 * 1024 * 1024 });
+    expect(stdout).toContain(created.id);
+    expect(stdout).not.toContain(created.secret);
+    expect(stdout).not.toContain(created.secret.slice('whsec_'.length));
+    // The service opens it again for signing.
+    const secrets = await EndpointSecrets.load({ key: SECRETS_KEY, previousKey: null, keysDir: '/nonexistent' });
+    expect(secrets.open(row?.secret ?? '', created.id)).toBe(created.secret);
+    expect(() => secrets.open(row?.secret ?? '', randomUUID())).toThrow();
+  });
+
+  it('seals again at start what an older release stored in the clear and what the previous key sealed', async () => {
+    const store = new EndpointStore(running.deps.dataSource);
+    const oldKey = randomBytes(32).toString('base64');
+    const old = await EndpointSecrets.load({ key: oldKey, previousKey: null, keysDir: '/nonexistent' });
+    const clearId = randomUUID();
+    const rotatedId = randomUUID();
+    const insert = (id: string, secret: string) =>
+      running.deps.dataSource.query(
+        'INSERT INTO webhooks.endpoints (id, workspace_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)',
+        [id, WORKSPACE, 'https://hooks.example.com/in', ['run.completed'], secret],
+      );
+    await insert(clearId, 'whsec_stored-in-the-clear');
+    await insert(rotatedId, old.seal('whsec_sealed-by-the-old-key', rotatedId));
+
+    const rotating = await EndpointSecrets.load({ key: SECRETS_KEY, previousKey: oldKey, keysDir: '/nonexistent' });
+    expect(await store.resealSecrets(rotating)).toBe(2);
+    expect(await store.resealSecrets(rotating)).toBe(0);
+
+    const current = await EndpointSecrets.load({ key: SECRETS_KEY, previousKey: null, keysDir: '/nonexistent' });
+    const rows: { id: string; secret: string }[] = await running.deps.dataSource.query('SELECT id, secret FROM webhooks.endpoints');
+    const opened = Object.fromEntries(rows.map((row) => [row.id, current.open(row.secret, row.id)]));
+    expect(opened).toEqual({ [clearId]: 'whsec_stored-in-the-clear', [rotatedId]: 'whsec_sealed-by-the-old-key' });
+  });
+
   it.each([
-    ['a name that resolves to 10.0.0.1', 'https://internal.example.com/hook', /private address \(10\.0\.0\.1\)/],
+    ['a name that resolves to 10.0.0.1', 'https://internal.example.com/hook', /private address, which webhooks may not call/],
     ['a name with one metadata address among public ones', 'https://sneaky.example.com/hook', /metadata address/],
     ['loopback', 'https://127.0.0.1/hook', /loopback/],
     ['the metadata service', 'https://169.254.169.254/latest/meta-data', /metadata/],

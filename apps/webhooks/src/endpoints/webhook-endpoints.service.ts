@@ -12,6 +12,7 @@ import {
 } from '@interns/contracts';
 import { type AddressGuard, UnsafeTargetError } from '../address-guard/address-guard';
 import { newEndpointSecret } from '../deliveries/webhook-signature';
+import type { EndpointSecrets } from './endpoint-secrets';
 import { EndpointLimitError, type EndpointStore } from './endpoint-store';
 
 /**
@@ -23,6 +24,7 @@ export class WebhookEndpointsService {
     private readonly store: EndpointStore,
     private readonly guard: AddressGuard,
     private readonly endpointsPerWorkspace: number,
+    private readonly secrets: EndpointSecrets,
   ) {}
 
   async create(request: CreateWebhookRequest): Promise<CreatedWebhookEndpoint> {
@@ -37,15 +39,17 @@ export class WebhookEndpointsService {
       throw error;
     }
     const secret = newEndpointSecret();
+    const id = randomUUID();
     try {
       const endpoint = await this.store.create(
         {
-          id: randomUUID(),
+          id,
           workspaceId: context.principal.workspaceId,
           url: body.url,
           events: body.events,
           description: body.description ?? null,
-          secret,
+          // Answered once, below; stored sealed.
+          sealedSecret: this.secrets.seal(secret, id),
         },
         this.endpointsPerWorkspace,
       );

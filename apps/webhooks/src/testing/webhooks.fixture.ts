@@ -1,14 +1,15 @@
 /** Helpers for the webhooks service's integration tests: endpoint and delivery rows written straight into the schema. */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
+import { EndpointSecrets } from '../endpoints/endpoint-secrets';
 import { newEndpointSecret } from '../deliveries/webhook-signature';
 
 export const WORKSPACE = '11111111-1111-4111-8111-111111111111';
 
 export async function insertEndpoint(
   dataSource: DataSource,
-  options: { url: string; events?: string[]; workspaceId?: string },
+  options: { url: string; events?: string[]; workspaceId?: string; secrets?: EndpointSecrets },
 ): Promise<{ id: string; secret: string }> {
   const id = randomUUID();
   const secret = newEndpointSecret();
@@ -17,7 +18,7 @@ export async function insertEndpoint(
     options.workspaceId ?? WORKSPACE,
     options.url,
     options.events ?? ['run.completed'],
-    secret,
+    (options.secrets ?? (await testEndpointSecrets())).seal(secret, id),
   ]);
   return { id, secret };
 }
@@ -56,4 +57,9 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
     if (done(value) || Date.now() > deadline) return value;
     await sleep(25);
   }
+}
+
+/** Seals under a key of its own, as the service does under WEBHOOK_SECRETS_KEY. */
+export function testEndpointSecrets(): Promise<EndpointSecrets> {
+  return EndpointSecrets.load({ key: randomBytes(32).toString('base64'), previousKey: null, keysDir: '/nonexistent' });
 }

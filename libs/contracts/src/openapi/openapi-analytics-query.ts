@@ -60,7 +60,7 @@ export const analyticsQuery: OpenApiPathItem = {
     requestBody: jsonBody('AnalyticsQueryRequest'),
     responses: {
       '200': jsonResponse('The rows.', ref('AnalyticsQueryResult')),
-      ...analyticsErrorResponses({ body: true }),
+      ...analyticsErrorResponses({ body: true, limited: true }),
     },
   },
 };

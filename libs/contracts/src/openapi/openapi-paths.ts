@@ -54,7 +54,7 @@ export const interns: OpenApiPathItem = {
     responses: {
       '201': jsonResponse('Created.', ref('Intern')),
       '200': jsonResponse('An `Idempotency-Key` replayed a finished create: the same intern.', ref('Intern')),
-      ...errorResponses([...INTERN_ACCESS, ...BODY_RULES, 'name_taken', 'idempotency_key_reused', 'vault_not_attachable', ...SERVICE_FAILURES]),
+      ...errorResponses([...INTERN_ACCESS, ...BODY_RULES, 'name_taken', 'idempotency_key_reused', 'vault_not_attachable', 'limit_reached', ...SERVICE_FAILURES]),
     },
   },
 };

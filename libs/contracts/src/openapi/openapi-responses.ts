@@ -116,6 +116,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   intern_not_running: 'the intern is not `running`',
   busy: "the intern's concurrent-run limit is reached",
   interaction_not_pending: 'the question expired or was already answered',
+  limit_reached: 'a per-workspace cap is reached (MAX_INTERNS_PER_WORKSPACE on create); the message names it',
   run_not_active: 'cancel of a run that has already ended',
   run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
   run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS: its chunks are no longer kept",
@@ -186,8 +187,11 @@ function errorBodyOf(status: number, reasons: ErrorReason[]): JsonSchema {
   });
 }
 
-/** Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9); `body`: a route that reads one. */
-export function analyticsErrorResponses(options: { body?: boolean } = {}): OpenApiResponses {
+/**
+ * Analytics errors: the same statuses, no `metadata` (CONTRACT sections 2 and 9); `body`: a route that reads one;
+ * `limited`: a route counted against ANALYTICS_QUERIES_PER_MINUTE (section 22).
+ */
+export function analyticsErrorResponses(options: { body?: boolean; limited?: boolean } = {}): OpenApiResponses {
   const response = (status: number, description: string, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
     description,
     headers: { ...commonHeaders(), ...headers },
@@ -211,6 +215,13 @@ export function analyticsErrorResponses(options: { body?: boolean } = {}): OpenA
           ),
           '413': response(413, REASON_WHEN.payload_too_large),
           '415': response(415, REASON_WHEN.unsupported_media_type),
+        }
+      : {}),
+    ...(options.limited
+      ? {
+          '429': response(429, "the organization's analytics queries of this minute are spent (ANALYTICS_QUERIES_PER_MINUTE)", {
+            'Retry-After': headerRef('RetryAfter'),
+          }),
         }
       : {}),
     '408': response(408, REASON_WHEN.timeout),

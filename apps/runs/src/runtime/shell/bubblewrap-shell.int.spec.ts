@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import koffi from 'koffi';
+import { syscallProbe } from '@interns/testing';
 import { BubblewrapShell, type SandboxLimits } from './bubblewrap-shell';
+
+const libc = koffi.load('libc.so.6');
+/** dup(2) makes a descriptor without close-on-exec, as one inherited from a parent would be. */
+const dup = libc.func('int dup(int fd)') as (fd: number) => number;
+const close = libc.func('int close(int fd)') as (fd: number) => number;
 
 /** The sandboxed shell on this host's real bubblewrap, as fixed uids (the e2e battery allocates them from the database). */
 describe('BubblewrapShell', () => {
@@ -13,6 +20,8 @@ describe('BubblewrapShell', () => {
     outputLimitBytes: 64 * 1024,
     maxProcesses: 32,
     memoryBytes: 512 * 1024 * 1024,
+    internMemoryBytes: 256 * 1024 * 1024,
+    cpuMillicores: 1000,
     tmpBytes: 4 * 1024 * 1024,
     workspaceQuotaBytes: 1024 * 1024,
   };
@@ -48,6 +57,7 @@ describe('BubblewrapShell', () => {
   });
 
   afterAll(async () => {
+    for (const internId of [internA, internB]) await shellWith().forget(internId);
     if (root) await rm(root, { recursive: true, force: true });
   });
 
@@ -136,13 +146,54 @@ describe('BubblewrapShell', () => {
   });
 
   it('fails closed, naming the problem, when the sandbox cannot be built', async () => {
-    const locked = join(root, 'locked');
-    await mkdir(join(locked, 'workspaces', internA), { recursive: true });
-    await chmod(locked, 0o700);
-    const shell = new BubblewrapShell({ users: { uidOf: async () => UID_BASE + 1 }, workspacesDir: join(locked, 'workspaces'), probeUid: UID_BASE, limits: LIMITS });
-    const answer = await shell.run({ internId: internA, workspace: join(locked, 'workspaces', internA), command: 'touch ran', signal: new AbortController().signal });
-    expect(answer).toMatch(/^sandbox unavailable: /);
-    await expect(readFile(join(locked, 'workspaces', internA, 'ran'))).rejects.toThrow(/ENOENT/);
+    const answer = await run(internA, 'touch ran', { limits: { tmpBytes: 0 } });
+    expect(answer).toBe('sandbox unavailable: bwrap: --size takes a non-zero number of bytes');
+    await expect(readFile(join(workspacesDir, internA, 'ran'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('runs under a syscall filter: keyrings, tracing, kernel programs, io_uring, mounts and namespaces are refused', async () => {
+    const probe = syscallProbe();
+    expect((await run(internA, probe.command)).trim().split('\n')).toEqual(probe.expected);
+  });
+
+  describe("within the intern's memory (its cgroup, INTERN_MEMORY_BYTES)", () => {
+    // RLIMIT_FSIZE (what is left of the workspace quota) bounds files in /tmp too: lifted, so memory is what stops.
+    const small = { internMemoryBytes: 64 * 1024 * 1024, tmpBytes: 128 * 1024 * 1024, workspaceQuotaBytes: 1024 ** 3, timeoutMs: 20_000 };
+
+    it('kills a process past it, says so, and the next command runs', async () => {
+      const output = await run(internA, `python3 -c "b = b'x' * (200 * 1024 * 1024); print('survived')"`, { limits: small });
+      expect(output).not.toContain('survived');
+      expect(output).toContain('[memory limit reached]');
+      expect(await run(internA, 'echo next', { limits: small })).toBe('next\n');
+    });
+
+    it('counts its processes together: three that fit alone do not fit at once', async () => {
+      const each = "python3 -c \"import time; b = b'x' * (30 * 1024 * 1024); time.sleep(1); print('kept')\"";
+      const output = await run(internA, `${each} & ${each} & ${each} & wait`, { limits: small });
+      expect(output.match(/kept/g)?.length ?? 0).toBeLessThan(3);
+      expect(output).toContain('[memory limit reached]');
+    });
+
+    it('counts its /tmp: filling a tmpfs larger than its memory kills the writer', async () => {
+      const output = await run(internA, 'dd if=/dev/zero of=/tmp/fill bs=1M count=100 2>&1 | tail -1; echo "dd=$?"', { limits: small });
+      expect(output).toContain('[memory limit reached]');
+      expect(await run(internA, 'echo next', { limits: small })).toBe('next\n');
+    });
+
+    it('runs the sandbox where the kernel picks it first when the machine runs out of memory', async () => {
+      expect(await run(internA, 'cat /proc/self/oom_score_adj')).toBe('1000\n');
+    });
+  });
+
+  it('inherits no descriptor of the service beyond stdio, even one not marked close-on-exec', async () => {
+    const leaked = dup(2);
+    try {
+      expect(leaked).toBeGreaterThan(2);
+      // ls itself holds one more: the directory it reads.
+      expect(await run(internA, 'ls /proc/self/fd')).toBe('0\n1\n2\n3\n');
+    } finally {
+      close(leaked);
+    }
   });
 
   it('fails closed, naming the package, on a host without bubblewrap', async () => {

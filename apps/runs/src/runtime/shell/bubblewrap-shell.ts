@@ -3,9 +3,10 @@ import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
-import { bwrapArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
+import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
+import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
 import { firstUnsearchableAncestor, probeSandboxHost, SandboxUnavailable } from './sandbox-host';
 import type { SandboxHost } from './sandbox-host';
 import type { SandboxUidSource } from './sandbox-users';
@@ -17,8 +18,14 @@ const run = promisify(execFile);
 export interface SandboxLimits {
   timeoutMs: number;
   outputLimitBytes: number;
+  /** SHELL_MAX_PROCESSES: of the intern (its cgroup's pids.max and its uid's RLIMIT_NPROC). */
   maxProcesses: number;
+  /** SHELL_MEMORY_BYTES: address space of each process (RLIMIT_AS). */
   memoryBytes: number;
+  /** INTERN_MEMORY_BYTES: RAM of all the intern's processes and tmpfs together (its cgroup). */
+  internMemoryBytes: number;
+  /** INTERN_CPU_MILLICORES: CPU of all the intern's processes together (its cgroup). */
+  cpuMillicores: number;
   tmpBytes: number;
   workspaceQuotaBytes: number;
 }
@@ -32,13 +39,17 @@ export interface BubblewrapShellOptions {
   probeUid: number;
   /** Where bwrap and prlimit are looked for (default: PATH, then the system directories). */
   toolDirectories?: string[];
+  /** Where the cgroup hierarchy is mounted (default /sys/fs/cgroup). */
+  cgroupRoot?: string;
 }
 
 /** Indexes of the extra fds in the process plan (fd 3 + index in the bwrap process). */
-const FD = { passwd: 0, group: 1, hosts: 2, status: 3 } as const;
+const FD = { passwd: 0, group: 1, hosts: 2, status: 3, seccomp: 4 } as const;
 /** Within this many bytes of the quota, the tool result says the quota is reached (allocation is in blocks). */
 const QUOTA_NOTE_SLACK_BYTES = 64 * 1024;
 const UNAVAILABLE = 'sandbox unavailable';
+/** The cgroup the start-up self-test runs in: nobody's. */
+const SELF_TEST = 'self-test';
 
 /**
  * Every shell command in a bubblewrap sandbox (CONTRACT section 15), as the intern's own host uid, with
@@ -50,7 +61,7 @@ export class BubblewrapShell implements ShellRunner {
   private readonly host: Promise<SandboxHost | SandboxUnavailable>;
 
   constructor(private readonly options: BubblewrapShellOptions) {
-    this.host = probeSandboxHost(options.toolDirectories).catch((error: unknown) => {
+    this.host = probeSandboxHost(options.toolDirectories, options.cgroupRoot).catch((error: unknown) => {
       if (error instanceof SandboxUnavailable) return error;
       throw error;
     });
@@ -71,7 +82,7 @@ export class BubblewrapShell implements ShellRunner {
     let answer: string;
     try {
       await this.prepareWorkspace(workspace, this.options.probeUid);
-      answer = await this.runAs(host, this.options.probeUid, workspace, 'id -u', new AbortController().signal);
+      answer = await this.runAs(host, SELF_TEST, this.options.probeUid, workspace, 'id -u', new AbortController().signal);
     } finally {
       await rm(workspace, { recursive: true, force: true });
     }
@@ -84,10 +95,23 @@ export class BubblewrapShell implements ShellRunner {
     if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
     const uid = await this.options.users.uidOf(request.internId);
     await this.prepareWorkspace(request.workspace, uid);
-    return this.runAs(host, uid, request.workspace, request.command, request.signal);
+    return this.runAs(host, request.internId, uid, request.workspace, request.command, request.signal);
   }
 
-  private async runAs(host: SandboxHost, uid: number, workspace: string, command: string, signal: AbortSignal): Promise<string> {
+  /** Removes what the sandbox keeps of an intern beside its workspace (its cgroup), once it is deleted. */
+  async forget(internId: string): Promise<void> {
+    const host = await this.host;
+    if (!(host instanceof SandboxUnavailable)) await host.cgroups.remove(internId);
+  }
+
+  private async runAs(
+    host: SandboxHost,
+    cgroupName: string,
+    uid: number,
+    workspace: string,
+    command: string,
+    signal: AbortSignal,
+  ): Promise<string> {
     const unsearchable = await firstUnsearchableAncestor(workspace);
     if (unsearchable !== null) {
       this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable})`);
@@ -106,24 +130,40 @@ export class BubblewrapShell implements ShellRunner {
       tmpBytes: limits.tmpBytes,
       fileSizeBytes: Math.max(0, limits.workspaceQuotaBytes - usedBefore),
       prlimitPath: host.prlimitPath,
-      fds: { passwd: 3 + FD.passwd, group: 3 + FD.group, hosts: 3 + FD.hosts, status: 3 + FD.status },
+      fds: {
+        passwd: 3 + FD.passwd,
+        group: 3 + FD.group,
+        hosts: 3 + FD.hosts,
+        status: 3 + FD.status,
+        seccomp: 3 + FD.seccomp,
+      },
       command,
     });
+    const cgroup = await host.cgroups.prepare(cgroupName, {
+      memoryBytes: limits.internMemoryBytes,
+      cpuMillicores: limits.cpuMillicores,
+      maxProcesses: limits.maxProcesses,
+    });
+    const oomKillsBefore = await cgroup.oomKills();
+    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid }, [
+      host.prlimitPath,
+      ...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath),
+      ...bwrap,
+    ]);
     let result: ProcessResult;
     try {
+      markDescriptorsCloseOnExec();
       result = await runProcess(
         {
-          file: host.prlimitPath,
-          args: [...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath), ...bwrap],
+          ...launch,
           // bwrap's own environment is what its PID 1 shows in /proc: nothing of the service's.
           env: { PATH: SANDBOX_PATH },
-          uid,
-          gid: uid,
           extraFds: [
             { kind: 'input', data: etc.passwd },
             { kind: 'input', data: etc.group },
             { kind: 'input', data: etc.hosts },
             { kind: 'output' },
+            { kind: 'input', data: host.syscallFilter },
           ],
         },
         { timeoutMs: limits.timeoutMs, outputLimitBytes: limits.outputLimitBytes, signal },
@@ -142,6 +182,8 @@ export class BubblewrapShell implements ShellRunner {
     }
     const usedAfter = await workspaceUsage(workspace);
     const notes: string[] = [];
+    // Counted per intern: a kill during this command may have hit another command of the same intern.
+    if ((await cgroup.oomKills()) > oomKillsBefore) notes.push('[memory limit reached]');
     if (usedAfter !== null && usedAfter + QUOTA_NOTE_SLACK_BYTES >= limits.workspaceQuotaBytes) {
       notes.push(`[workspace quota reached: ${usedAfter} of ${limits.workspaceQuotaBytes} bytes used; writing past it fails]`);
     }

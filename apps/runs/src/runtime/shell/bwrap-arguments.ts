@@ -13,6 +13,8 @@ export interface SandboxFds {
   hosts: number;
   /** bwrap writes JSON documents here: `{"child-pid"}` once started, `{"exit-code"}` when the command ended. */
   status: number;
+  /** The compiled syscall filter, read by bwrap and applied to the command. */
+  seccomp: number;
 }
 
 export interface SandboxSpec {
@@ -47,7 +49,8 @@ const QUOTA_AWARE_SHELL = 'trap "" XFSZ; exec "$2" --fsize="$3" -- /bin/sh -c "$
  * The bubblewrap command line of one shell command: every namespace of its own (user, PID, mount, IPC, UTS,
  * network, cgroup where possible), no capabilities, no nested user namespaces, a new session, killed with its
  * parent; a read-only root of the host's system directories and a minimal `/etc`, a fresh `/proc` and `/dev`,
- * a private `/tmp`, and the workspace as the only writable host directory. Resource limits are not bwrap's
+ * a private `/tmp`, and the workspace as the only writable host directory, and the syscall filter. Resource
+ * limits are not bwrap's
  * job: the caller wraps this in `prlimit` and runs it as the intern's own uid.
  */
 export function bwrapArguments(spec: SandboxSpec): string[] {
@@ -96,6 +99,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--setenv', 'LANG', 'C.UTF-8'],
     ...['--setenv', 'TMPDIR', '/tmp'],
     ...['--json-status-fd', String(spec.fds.status)],
+    ...['--seccomp', String(spec.fds.seccomp)],
     '--',
     ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, String(spec.fileSizeBytes)],
   );
@@ -116,6 +120,41 @@ export interface LimitSpec {
   maxProcesses: number;
   /** RLIMIT_AS: address space of each process. */
   memoryBytes: number;
+}
+
+/**
+ * Run as root by the service, before anything of the sandbox starts: joins the intern's cgroups (so every
+ * process the sandbox forks is counted there), makes the kernel's OOM killer pick the sandbox before any process
+ * of the service (oom_score_adj 1000, inherited), then execs the rest (setpriv to the intern's uid, prlimit, bwrap).
+ * Arguments: the `cgroup.procs` files, `--`, the command. Exit 125: a cgroup could not be joined, nothing ran.
+ */
+const CGROUP_JOIN_SHELL = 'echo 1000 > /proc/self/oom_score_adj || exit 125; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+export interface LaunchSpec {
+  procsFiles: string[];
+  setprivPath: string;
+  /** The intern's host uid (and gid). */
+  uid: number;
+}
+
+/** The whole command line of a sandbox: the cgroup join as root, then the intern's uid, then `command`. */
+export function launchArguments(spec: LaunchSpec, command: string[]): { file: string; args: string[] } {
+  return {
+    file: '/bin/sh',
+    args: [
+      '-c',
+      CGROUP_JOIN_SHELL,
+      'sandbox-launch',
+      ...spec.procsFiles,
+      '--',
+      spec.setprivPath,
+      `--reuid=${spec.uid}`,
+      `--regid=${spec.uid}`,
+      '--clear-groups',
+      '--',
+      ...command,
+    ],
+  };
 }
 
 /** `prlimit` sets the limits on itself and execs bwrap, so every process of the sandbox inherits them. */

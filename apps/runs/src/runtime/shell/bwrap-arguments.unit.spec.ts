@@ -11,7 +11,7 @@ const SPEC: SandboxSpec = {
   tmpBytes: 1024,
   fileSizeBytes: 2048,
   prlimitPath: '/usr/bin/prlimit',
-  fds: { passwd: 3, group: 4, hosts: 5, status: 6 },
+  fds: { passwd: 3, group: 4, hosts: 5, status: 6, seccomp: 7 },
   command: 'echo "$HOME" && ls',
 };
 
@@ -46,6 +46,10 @@ describe('bwrapArguments', () => {
     expect(valuesOf(args, '--bind', 2)).toEqual([[SPEC.workspace, SANDBOX_HOME]]);
     expect(args).not.toContain('--dev-bind');
     expect(valuesOf(args, '--chdir')).toEqual([[SANDBOX_HOME]]);
+  });
+
+  it('applies the syscall filter read from its descriptor', () => {
+    expect(valuesOf(args, '--seccomp')).toEqual([['7']]);
   });
 
   it('gives a fresh /proc and /dev, sized private /tmp and /dev/shm, and a read-only root and /dev', () => {

@@ -12,7 +12,7 @@ export interface ProcessPlan {
   uid?: number;
   gid?: number;
   /** File descriptors from 3 on: `input` data is written and closed at once; `output` is read whole. */
-  extraFds?: ({ kind: 'input'; data: string } | { kind: 'output' })[];
+  extraFds?: ({ kind: 'input'; data: string | Buffer } | { kind: 'output' })[];
 }
 
 export interface ProcessLimits {

@@ -2,6 +2,9 @@ import { constants } from 'node:fs';
 import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { SystemPath } from './bwrap-arguments';
+import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
+import { InternCgroups } from './intern-cgroups';
+import { compileSyscallFilter } from './syscall-filter';
 
 /** The host's top-level system paths besides /usr, mirrored into the sandbox when present. */
 const SYSTEM_PATHS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -17,6 +20,11 @@ export interface SandboxHost {
   prlimitPath: string;
   systemPaths: SystemPath[];
   etcPaths: string[];
+  /** The compiled syscall filter (bwrap `--seccomp`). */
+  syscallFilter: Buffer;
+  /** util-linux's setpriv: the sandbox becomes the intern's uid after it joined the intern's cgroups as root. */
+  setprivPath: string;
+  cgroups: InternCgroups;
 }
 
 /** The host cannot run the sandbox; `reason` is what the shell tool answers after `sandbox unavailable: `. */
@@ -28,7 +36,7 @@ export function toolDirectories(searchPath = process.env.PATH ?? ''): string[] {
 }
 
 /** Finds bwrap, prlimit and the system directories; throws SandboxUnavailable naming what is missing. */
-export async function probeSandboxHost(directories = toolDirectories()): Promise<SandboxHost> {
+export async function probeSandboxHost(directories = toolDirectories(), cgroupRoot?: string): Promise<SandboxHost> {
   // Each intern's own uid, its workspace handed over to it: only root may do that (capabilities may be cut
   // down to CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_FOWNER, CAP_DAC_OVERRIDE and CAP_KILL).
   if (process.getuid?.() !== 0) {
@@ -41,6 +49,8 @@ export async function probeSandboxHost(directories = toolDirectories()): Promise
   const prlimitReal = await realpath(prlimitPath);
   if (!prlimitReal.startsWith('/usr/')) throw new SandboxUnavailable(`prlimit at ${prlimitReal} is outside /usr, which the sandbox mirrors`);
   if (!(await isExecutable('/bin/sh'))) throw new SandboxUnavailable('no /bin/sh on this host');
+  const setprivPath = await findTool('setpriv', directories);
+  if (setprivPath === null) throw new SandboxUnavailable('install util-linux (no setpriv on this host)');
 
   const systemPaths: SystemPath[] = [];
   for (const path of SYSTEM_PATHS) {
@@ -50,7 +60,16 @@ export async function probeSandboxHost(directories = toolDirectories()): Promise
   }
   const etcPaths: string[] = [];
   for (const path of ETC_PATHS) if (await exists(path)) etcPaths.push(path);
-  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths };
+  let syscallFilter: Buffer;
+  let cgroups: InternCgroups;
+  try {
+    syscallFilter = await compileSyscallFilter();
+    markDescriptorsCloseOnExec();
+    cgroups = await InternCgroups.open(cgroupRoot);
+  } catch (error) {
+    throw new SandboxUnavailable((error as Error).message);
+  }
+  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths, syscallFilter, setprivPath, cgroups };
 }
 
 /**

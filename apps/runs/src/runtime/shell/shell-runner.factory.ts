@@ -26,6 +26,8 @@ export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, w
       ...limits,
       maxProcesses: config.shellMaxProcesses,
       memoryBytes: config.shellMemoryBytes,
+      internMemoryBytes: config.internMemoryBytes,
+      cpuMillicores: config.internCpuMillicores,
       tmpBytes: config.shellTmpBytes,
       workspaceQuotaBytes: config.workspaceQuotaBytes,
     },

@@ -13,4 +13,6 @@ export interface ShellRequest {
  */
 export interface ShellRunner {
   run(request: ShellRequest): Promise<string>;
+  /** Lets go of what the runner keeps for an intern beside its workspace (a sandbox's cgroup) once it is deleted. */
+  forget?(internId: string): Promise<void>;
 }
