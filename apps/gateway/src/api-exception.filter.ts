@@ -5,17 +5,22 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '@interns/contracts';
 import type { PlatformConfig } from '@interns/contracts';
 import { RemoteServiceError, RpcTimeoutError, RpcUnavailableError } from '@interns/messaging';
-import { redactUrlCredentials } from '@interns/observability';
+import { endHttpServerSpan, redactUrlCredentials, tracingEnabled } from '@interns/observability';
+import { markAnsweredOnSocket } from '@interns/service-runtime';
 import { isAnalyticsPath, withoutMetadata } from './analytics/analytics-errors';
 import { HttpErrorException } from './chat/http-error.exception';
 import { GATEWAY_CONFIG } from './gateway.tokens';
 import { apiErrorForStatus, HttpError, sendHttpError, toHttpError } from './http-errors';
 import { answerBeforeBody } from './http-layer';
 
-/** Node's error on a request stream whose connection ended (or whose framing broke) before its body was read. */
-function isClientAbort(exception: unknown): boolean {
+/**
+ * Node's error on this request's own stream when its connection ended (or its framing broke) before the body was
+ * read. Only then: a reset of another connection (PostgreSQL, NATS) while serving is a failure like any other.
+ */
+function isClientAbort(exception: unknown, request: FastifyRequest): boolean {
   const { code, message } = (exception ?? {}) as { code?: unknown; message?: unknown };
-  return code === 'ECONNRESET' || message === 'aborted';
+  const aborted = request.raw.readableAborted || request.raw.destroyed;
+  return aborted && (code === 'ECONNRESET' || message === 'aborted');
 }
 
 /** Paths that keep Nest's own answers (terminus' 503 body on readiness); everything else is the API's. */
@@ -44,13 +49,24 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
       super.catch(exception, host);
       return;
     }
+    if (isClientAbort(exception, request)) {
+      // Nobody is left to answer, and it is no fault of the gateway's: no answer, no error line.
+      this.logger.debug(`${request.method} ${redactUrlCredentials(request.url)}: the request was aborted`, {
+        correlation_id: request.gateway?.correlationId,
+      });
+      return;
+    }
     const error = this.toApiError(exception, request);
     if (reply.sent) return;
     // Analytics routes answer the same statuses and messages without `metadata` (CONTRACT section 2).
     const answer = isAnalyticsPath(request.url) ? withoutMetadata(error) : error;
     if (answer.status === 413 && !request.raw.complete) {
       // Refused before its body was read: answered on the socket, then the rest of the body is read and dropped.
+      // Hijacked, the reply runs no onResponse hook: the metrics and the span are told here.
       reply.hijack();
+      markAnsweredOnSocket(reply.raw, answer.status);
+      const traceContext = request.gateway?.traceContext;
+      if (traceContext !== undefined && tracingEnabled()) endHttpServerSpan(traceContext, answer.status);
       answerBeforeBody(request.raw, answer, request.gateway?.correlationId ?? randomUUID());
       return;
     }
@@ -63,12 +79,6 @@ export class ApiExceptionFilter extends BaseExceptionFilter {
     if (exception instanceof HttpErrorException) return exception.httpError;
     if (exception instanceof HttpException) return this.fromHttpException(exception, deadlineMs, correlationId);
     if (exception instanceof DomainError || exception instanceof RemoteServiceError) {
-      return toHttpError(exception, deadlineMs);
-    }
-    if (isClientAbort(exception)) {
-      // The client went away (or its framing broke and the HTTP layer answered) while its body was read: nobody
-      // is left to answer, and it is no fault of the gateway's.
-      this.logger.debug(`${request.method} ${redactUrlCredentials(request.url)}: the request was aborted`, { correlation_id: correlationId });
       return toHttpError(exception, deadlineMs);
     }
     if (exception instanceof RpcTimeoutError || exception instanceof RpcUnavailableError) {

@@ -117,7 +117,9 @@ export function clientErrorHandler() {
   return (error: ClientError, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
     answered.add(socket);
-    if (!socket.writable) {
+    // A response already under way on this connection: another answer's bytes would corrupt it; only closing is left.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent === true) {
       socket.destroy();
       return;
     }

@@ -44,8 +44,13 @@ export class WebhooksModule {
           'WEBHOOK_SECRETS_KEY is not set: endpoint secrets are sealed with a key generated under KEYS_DIR, which every webhooks replica must share and keep',
         );
       }
-      const resealed = await store.resealSecrets(loaded);
+      const { resealed, unreadable } = await store.resealSecrets(loaded);
       if (resealed > 0) logger.log(`sealed ${resealed} webhook secret(s) under the current key`);
+      if (unreadable.length > 0) {
+        logger.error(
+          `${unreadable.length} webhook endpoint secret(s) are sealed under a key this service does not hold (WEBHOOK_SECRETS_KEY, WEBHOOK_SECRETS_KEY_PREVIOUS): their deliveries fail until it is configured (${unreadable.slice(0, 5).join(', ')})`,
+        );
+      }
       return loaded;
     })();
     return {

@@ -35,9 +35,11 @@ export function assertRequestText(field: string, text: string): void {
 
 type PathSegment = string | number;
 
+/** A value still to check; its path is kept as a link to its parent, spelled out only when needed. */
 interface Pending {
   value: unknown;
-  path: PathSegment[];
+  key: PathSegment | null;
+  parent: Pending | null;
   depth: number;
 }
 
@@ -45,41 +47,59 @@ function compile(patterns: FreeTextPaths): string[][] {
   return patterns.map((pattern) => pattern.split('.'));
 }
 
+function pathOf(entry: Pending): PathSegment[] {
+  const path: PathSegment[] = [];
+  for (let at: Pending | null = entry; at !== null && at.key !== null; at = at.parent) path.push(at.key);
+  return path.reverse();
+}
+
 function matches(pattern: string[], path: PathSegment[]): boolean {
-  if (pattern.length !== path.length) return false;
-  return pattern.every((segment, index) => segment === '*' || segment === String(path[index]));
+  return pattern.length === path.length && pattern.every((segment, index) => segment === '*' || segment === String(path[index]));
 }
 
 function fieldName(path: PathSegment[]): string {
   return path.length === 0 ? 'body' : path.join('.');
 }
 
+/** Strings and containers need a look; numbers, booleans and null do not, and are never queued. */
+function needsCheck(value: unknown): boolean {
+  return typeof value === 'string' || (typeof value === 'object' && value !== null);
+}
+
 /**
  * Checks every string (and every key) of a parsed JSON value without recursion, so a value nested 10 000
- * levels deep is refused rather than overflowing the stack.
+ * levels deep is refused rather than overflowing the stack. Memory stays in proportion to the body: one small
+ * entry per string or container, a link to its parent instead of a copy of its path.
  */
 export function assertRequestJson(value: unknown, nulAllowedAt: FreeTextPaths = []): void {
   const freeText = compile(nulAllowedAt);
-  const pending: Pending[] = [{ value, path: [], depth: 0 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value: item, path, depth } = next;
+  const freeTextDepths = new Set(freeText.map((pattern) => pattern.length));
+  const refuse = (entry: Pending, problem: string, prefix = ''): never => {
+    throw new DomainError('invalid_body', `${prefix}${fieldName(pathOf(entry))} ${problem}`);
+  };
+  const pending: Pending[] = needsCheck(value) ? [{ value, key: null, parent: null, depth: 0 }] : [];
+  for (let entry = pending.pop(); entry !== undefined; entry = pending.pop()) {
+    const { value: item, depth } = entry;
     if (typeof item === 'string') {
-      const problem = textProblem(item, freeText.some((pattern) => matches(pattern, path)));
-      if (problem !== null) throw new DomainError('invalid_body', `${fieldName(path)} ${problem}`);
+      const nulAllowed = freeTextDepths.has(depth) && freeText.some((pattern) => matches(pattern, pathOf(entry as Pending)));
+      const problem = textProblem(item, nulAllowed);
+      if (problem !== null) refuse(entry, problem);
       continue;
     }
-    if (typeof item !== 'object' || item === null) continue;
     if (depth >= MAX_JSON_DEPTH) {
       throw new DomainError('invalid_body', `body is nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
     if (Array.isArray(item)) {
-      item.forEach((element, index) => pending.push({ value: element, path: [...path, index], depth: depth + 1 }));
+      for (let index = 0; index < item.length; index += 1) {
+        if (needsCheck(item[index])) pending.push({ value: item[index], key: index, parent: entry, depth: depth + 1 });
+      }
       continue;
     }
-    for (const [key, element] of Object.entries(item)) {
+    for (const key of Object.keys(item as object)) {
       const problem = textProblem(key);
-      if (problem !== null) throw new DomainError('invalid_body', `a field name in ${fieldName(path)} ${problem}`);
-      pending.push({ value: element, path: [...path, key], depth: depth + 1 });
+      if (problem !== null) refuse(entry, problem, 'a field name in ');
+      const element = (item as Record<string, unknown>)[key];
+      if (needsCheck(element)) pending.push({ value: element, key, parent: entry, depth: depth + 1 });
     }
   }
 }

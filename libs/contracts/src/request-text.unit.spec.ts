@@ -62,6 +62,21 @@ describe('parseRequestJson', () => {
     expect(refusal(() => parseRequestJson(deep))?.message).toBe(`body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   });
 
+  it('checks a wide and deep body in memory in proportion to it (numbers are never queued)', () => {
+    const zeros = Array.from({ length: 500_000 }, () => '0').join(',');
+    const text = `${'['.repeat(62)}${zeros}${']'.repeat(62)}`;
+    const before = process.memoryUsage().heapUsed;
+    expect(refusal(() => parseRequestJson(text))).toBeNull();
+    // The parsed array itself takes about 4 MB; a path per element would take hundreds.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('names the field of a refused string deep inside, and allows NUL only at a free-text path', () => {
+    expect(refusal(() => parseRequestJson('{"a":[{"b":[0,"\\u0000"]}]}'))?.message).toBe('a.0.b.1 must not contain NUL characters');
+    expect(refusal(() => parseRequestJson('{"a":[{"b":[0,"\\u0000"]}]}', ['a.*.b.*']))).toBeNull();
+    expect(refusal(() => parseRequestJson('{"a":[{"b":[0,"\\u0000"]}]}', ['a.*.b']))?.message).toBe('a.0.b.1 must not contain NUL characters');
+  });
+
   it('refuses what is not JSON', () => {
     expect(refusal(() => parseRequestJson('{"a":'))).toEqual({ reason: 'invalid_body', message: 'body is not valid JSON' });
   });

@@ -26,8 +26,18 @@ export function routeLabel(request: Pick<FastifyRequest, 'is404' | 'routeOptions
   return request.routeOptions.url ?? UNMATCHED_ROUTE;
 }
 
+/** Responses answered with bytes written on the socket itself (not through the response), with their status. */
+const answeredOnSocket = new WeakMap<object, number>();
+
+/** Counts `response` under `status` although the answer went out on its socket directly (the gateway's 413). */
+export function markAnsweredOnSocket(response: object, status: number): void {
+  answeredOnSocket.set(response, status);
+}
+
 /** The status a response is counted under once its connection is done with it. */
 export function statusLabel(response: { headersSent: boolean; statusCode: number }): string {
+  const onSocket = answeredOnSocket.get(response);
+  if (onSocket !== undefined) return String(onSocket);
   return response.headersSent ? String(response.statusCode) : CLOSED_BEFORE_RESPONSE;
 }
 

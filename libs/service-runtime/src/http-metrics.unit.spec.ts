@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { FastifyInstance } from 'fastify';
 import type { Counter, Histogram } from 'prom-client';
-import { CLOSED_BEFORE_RESPONSE, installHttpMetrics, routeLabel, statusLabel, UNMATCHED_ROUTE } from './http-metrics';
+import { CLOSED_BEFORE_RESPONSE, installHttpMetrics, markAnsweredOnSocket, routeLabel, statusLabel, UNMATCHED_ROUTE } from './http-metrics';
 import { metricsRegistry } from './metrics';
 
 describe('HTTP metric labels', () => {
@@ -15,6 +15,12 @@ describe('HTTP metric labels', () => {
   it('uses the status sent, or 499 when the connection closed before any', () => {
     expect(statusLabel({ headersSent: true, statusCode: 201 })).toBe('201');
     expect(statusLabel({ headersSent: false, statusCode: 200 })).toBe(CLOSED_BEFORE_RESPONSE);
+  });
+
+  it('uses the status of an answer written on the socket itself, though the response sent nothing', () => {
+    const response = { headersSent: false, statusCode: 200 };
+    markAnsweredOnSocket(response, 413);
+    expect(statusLabel(response)).toBe('413');
   });
 });
 

@@ -5,9 +5,16 @@ import koffi from 'koffi';
  * arguments and prints `<name> <errno name>` (or `<name> allowed`), for the sandbox tests to run inside a sandbox.
  * Syscall numbers come from libseccomp's table for this architecture, the one the filter is compiled with.
  */
-const CLONE_NEWNS = 0x20000;
+/**
+ * A new user namespace: without the filter the kernel answers ENOSPC (bwrap's --disable-userns), with it EPERM, so
+ * these probes tell the filter's answer from the kernel's (a mount namespace would be EPERM either way, for want of
+ * CAP_SYS_ADMIN).
+ */
+const CLONE_NEWUSER = 0x10000000;
 const SIGCHLD = 17;
 const TIOCSTI = 0x5412;
+const AF_VSOCK = 40;
+const SOCK_STREAM = 1;
 
 export const DENIED_SYSCALL_PROBES: readonly { name: string; args: number[]; errno: 'EPERM' | 'ENOSYS' }[] = [
   { name: 'keyctl', args: [0, 0, 0, 0], errno: 'EPERM' },
@@ -20,11 +27,12 @@ export const DENIED_SYSCALL_PROBES: readonly { name: string; args: number[]; err
   { name: 'io_uring_setup', args: [1, 0], errno: 'EPERM' },
   { name: 'personality', args: [0x0040000], errno: 'EPERM' },
   { name: 'mount', args: [0, 0, 0, 0, 0], errno: 'EPERM' },
-  { name: 'unshare', args: [CLONE_NEWNS], errno: 'EPERM' },
+  { name: 'unshare', args: [CLONE_NEWUSER], errno: 'EPERM' },
   { name: 'setns', args: [0, 0], errno: 'EPERM' },
-  { name: 'clone', args: [CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0], errno: 'EPERM' },
+  { name: 'clone', args: [CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0], errno: 'EPERM' },
   { name: 'clone3', args: [0, 0], errno: 'ENOSYS' },
   { name: 'ioctl', args: [0, TIOCSTI, 0], errno: 'EPERM' },
+  { name: 'socket', args: [AF_VSOCK, SOCK_STREAM, 0], errno: 'EPERM' },
 ];
 
 let resolveSyscall: ((name: string) => number) | null = null;

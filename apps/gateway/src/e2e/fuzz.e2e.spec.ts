@@ -33,6 +33,9 @@ const ENV = {
   // every later request would learn nothing but 429.
   AUTH_FAILURES_PER_MINUTE: '1000000',
   CHAT_TURNS_PER_MINUTE: '1000000',
+  // Tenant caps (section 22) would turn long runs of these routes into 429s and 409s: lifted, so the routes are fuzzed.
+  ANALYTICS_QUERIES_PER_MINUTE: '1000000',
+  MAX_INTERNS_PER_WORKSPACE: '1000000',
   MAX_RUNS_PER_INTERN: '16',
   LIFECYCLE_ROUTE_DEADLINE_MS: String(ROUTE_DEADLINE_MS),
   RUN_ROUTE_DEADLINE_MS: String(ROUTE_DEADLINE_MS),

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join, relative } from 'node:path';
@@ -56,11 +56,17 @@ describe('LocalRuntimeDriver after a crash', () => {
     await mkdir(driver.archiveDir, { recursive: true });
     const partial = join(driver.archiveDir, `.${internId}-2020-01-01T000000.000Z.dead.partial`);
     await writeFile(partial, 'half an archive');
+    // Older than ARCHIVE_TIMEOUT_MS: its writer is gone.
+    const longAgo = new Date(Date.now() - 120_000);
+    await utimes(partial, longAgo, longAgo);
+    // Written just now: another replica may still be writing it.
+    const fresh = join(driver.archiveDir, `.${internId}-2020-01-01T000001.000Z.live.partial`);
+    await writeFile(fresh, 'an archive being written');
 
     const reply = await driver.archive(internId);
     if (!reply.ok || reply.archivePath === null) throw new Error(`no archive: ${JSON.stringify(reply)}`);
     const names = await readdir(driver.archiveDir);
-    expect(names.filter((name) => name.includes(internId))).toEqual([basename(reply.archivePath)]);
+    expect(names.filter((name) => name.includes(internId)).sort()).toEqual([basename(fresh), basename(reply.archivePath)].sort());
   });
 
   it('treats an unreadable state record as a runtime that is not running, and boot rewrites it', async () => {
@@ -179,7 +185,10 @@ describe('LocalRuntimeDriver archives', () => {
     await driver.prepareDisk(internId);
     await writeFile(join(driver.workspacePath(internId), 'a.txt'), 'a');
 
-    const [first, second] = await Promise.all([driver.archive(internId), driver.archive(internId)]);
+    const firstCall = driver.archive(internId);
+    const secondCall = driver.archive(internId);
+    expect(secondCall).toBe(firstCall);
+    const [first, second] = await Promise.all([firstCall, secondCall]);
     expect(second).toEqual(first);
     expect((await readdir(driver.archiveDir)).filter((name) => name.includes(internId))).toHaveLength(1);
   });

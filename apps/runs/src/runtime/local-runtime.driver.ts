@@ -223,11 +223,19 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     return this.shell.run({ internId: internId.toLowerCase(), workspace, command: command.command, signal: command.signal });
   }
 
-  /** Leftovers of an archive attempt that died before its rename. */
+  /**
+   * Leftovers of an archive attempt that died before its rename: only those older than ARCHIVE_TIMEOUT_MS, so
+   * an archive another replica is still writing (a step retried there) keeps its file.
+   */
   private async removePartialArchives(id: string): Promise<void> {
     const names = await readdir(this.archiveDir);
     const partials = names.filter((name) => name.startsWith(`.${id}-`) && name.endsWith('.partial'));
-    await Promise.all(partials.map((name) => rm(join(this.archiveDir, name), { force: true })));
+    const deadBefore = this.now().getTime() - this.archiveTimeoutMs;
+    for (const name of partials) {
+      const path = join(this.archiveDir, name);
+      const written = await stat(path).catch(() => null);
+      if (written !== null && written.mtimeMs < deadBefore) await rm(path, { force: true });
+    }
   }
 
   private async writeState(internId: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {

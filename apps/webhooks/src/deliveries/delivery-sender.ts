@@ -19,7 +19,7 @@ export interface DeliveryAttempt {
 export type AttemptResult =
   | { outcome: 'delivered'; statusCode: number }
   | { outcome: 'http_error'; statusCode: number; error: string }
-  | { outcome: 'timeout' | 'refused_address' | 'network_error'; statusCode: null; error: string };
+  | { outcome: 'timeout' | 'refused_address' | 'network_error' | 'secret_unavailable'; statusCode: null; error: string };
 
 /** Bytes of an answer's body read (and dropped) before the connection is let go; receivers should answer briefly. */
 const MAX_ANSWER_BYTES = 64 * 1024;

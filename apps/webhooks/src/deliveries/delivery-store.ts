@@ -3,9 +3,12 @@ import type { EndpointSecrets } from '../endpoints/endpoint-secrets';
 import type { AttemptResult, DeliveryAttempt } from './delivery-sender';
 
 /** A delivery taken by this replica for one attempt: `attempt` is its number (1 for the first). */
-export interface ClaimedDelivery extends DeliveryAttempt {
+export interface ClaimedDelivery extends Omit<DeliveryAttempt, 'secret'> {
   endpointId: string;
   attempt: number;
+  /** The endpoint's signing secret, opened; null when this replica cannot open it (`secretError` says why). */
+  secret: string | null;
+  secretError: string | null;
 }
 
 /** What recording an attempt's result made of the delivery. */
@@ -46,14 +49,15 @@ export class DeliveryStore {
       RETURNING d.endpoint_id, d.event_id, d.attempts, d.payload, e.url, e.secret`,
         [limit, this.claimMs],
       );
-    return rows.map((row) => ({
-      endpointId: row.endpoint_id,
-      eventId: row.event_id,
-      attempt: row.attempts,
-      payload: row.payload,
-      url: row.url,
-      secret: this.secrets.open(row.secret, row.endpoint_id),
-    }));
+    return rows.map((row) => {
+      const delivery = { endpointId: row.endpoint_id, eventId: row.event_id, attempt: row.attempts, payload: row.payload, url: row.url };
+      // One endpoint's unreadable secret (a key this replica lacks) fails that attempt alone, not the batch.
+      try {
+        return { ...delivery, secret: this.secrets.open(row.secret, row.endpoint_id), secretError: null };
+      } catch (error) {
+        return { ...delivery, secret: null, secretError: (error as Error).message };
+      }
+    });
   }
 
   /** Records an attempt's result: delivered, due again after the schedule's wait, or failed after the last retry. */

@@ -67,6 +67,22 @@ describe('webhook delivery worker', () => {
   const settled = (endpointId: string, eventId: string, timeoutMs = 10_000) =>
     eventually(() => deliveryRow(dataSource, endpointId, eventId), (row) => row?.status !== 'pending', timeoutMs);
 
+  it('fails only the attempt whose secret this replica cannot open, and delivers the rest of the batch', async () => {
+    const sealedElsewhere = await insertEndpoint(dataSource, { url: receiver.url, secrets: await testEndpointSecrets() });
+    const readable = await insertEndpoint(dataSource, { url: receiver.url, secrets });
+    const unsigned = await insertDelivery(dataSource, sealedElsewhere.id);
+    const signed = await insertDelivery(dataSource, readable.id);
+    startWorker({ schedule: [] });
+
+    expect(await settled(readable.id, signed.eventId)).toMatchObject({ status: 'delivered' });
+    expect(await settled(sealedElsewhere.id, unsigned.eventId)).toMatchObject({
+      status: 'failed',
+      last_error: expect.stringContaining('which this service does not hold'),
+    });
+    // Nothing was sent unsigned.
+    expect(receiver.requests.map((request) => JSON.parse(request.body).id)).toEqual([signed.eventId]);
+  });
+
   it('POSTs the payload with Standard Webhooks headers that verify with the secret, and records the delivery', async () => {
     const endpoint = await insertEndpoint(dataSource, { url: receiver.url, secrets });
     const { eventId, payload } = await insertDelivery(dataSource, endpoint.id);

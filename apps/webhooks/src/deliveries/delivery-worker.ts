@@ -1,6 +1,6 @@
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { describeError, type RoundOutcome, WorkerLoop, type WorkerLogger, type WorkSignal } from '@interns/workers';
-import type { DeliverySender } from './delivery-sender';
+import type { AttemptResult, DeliverySender } from './delivery-sender';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store';
 import { deliveryMetrics } from './delivery.metrics';
 
@@ -67,7 +67,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const result = await this.options.sender.send(delivery);
+    // Not sent unsigned: a failed attempt, retried on the schedule (another replica, or this one once its key is
+    // configured, may open the secret).
+    const result: AttemptResult =
+      delivery.secret === null
+        ? { outcome: 'secret_unavailable', statusCode: null, error: delivery.secretError ?? 'the signing secret cannot be opened' }
+        : await this.options.sender.send({ ...delivery, secret: delivery.secret });
     try {
       const fate = await this.options.store.record(delivery, result);
       deliveryMetrics.attempted(result, fate);

@@ -75,20 +75,29 @@ export class EndpointStore {
    * Seals again every secret not sealed under the current key: one stored in the clear by an older release, or
    * under WEBHOOK_SECRETS_KEY_PREVIOUS (a rotation). Run at start, before deliveries; returns how many it sealed.
    */
-  async resealSecrets(secrets: EndpointSecrets): Promise<number> {
+  async resealSecrets(secrets: EndpointSecrets): Promise<{ resealed: number; unreadable: string[] }> {
     const rows: { id: string; secret: string }[] = await this.dataSource.query('SELECT id, secret FROM webhooks.endpoints');
     let resealed = 0;
+    const unreadable: string[] = [];
     for (const row of rows) {
       if (secrets.isCurrent(row.secret)) continue;
+      let secret: string;
+      try {
+        secret = secrets.open(row.secret, row.id);
+      } catch {
+        // Sealed under a key this process does not hold: left as it is (another replica may hold it).
+        unreadable.push(row.id);
+        continue;
+      }
       // Guarded by the value read: a row changed meanwhile (another replica resealed it) is left as it is.
       await this.dataSource.query('UPDATE webhooks.endpoints SET secret = $3 WHERE id = $1 AND secret = $2', [
         row.id,
         row.secret,
-        secrets.seal(secrets.open(row.secret, row.id), row.id),
+        secrets.seal(secret, row.id),
       ]);
       resealed += 1;
     }
-    return resealed;
+    return { resealed, unreadable };
   }
 
   /** The workspace's endpoints, newest first. */

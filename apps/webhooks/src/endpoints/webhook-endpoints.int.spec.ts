@@ -143,15 +143,19 @@ describe('webhook endpoints over NATS', () => {
         'INSERT INTO webhooks.endpoints (id, workspace_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)',
         [id, WORKSPACE, 'https://hooks.example.com/in', ['run.completed'], secret],
       );
+    const strangerId = randomUUID();
+    const stranger = await EndpointSecrets.load({ key: randomBytes(32).toString('base64'), previousKey: null, keysDir: '/nonexistent' });
     await insert(clearId, 'whsec_stored-in-the-clear');
     await insert(rotatedId, old.seal('whsec_sealed-by-the-old-key', rotatedId));
+    await insert(strangerId, stranger.seal('whsec_sealed-by-a-key-nobody-here-holds', strangerId));
 
     const rotating = await EndpointSecrets.load({ key: SECRETS_KEY, previousKey: oldKey, keysDir: '/nonexistent' });
-    expect(await store.resealSecrets(rotating)).toBe(2);
-    expect(await store.resealSecrets(rotating)).toBe(0);
+    // What no key of this process opens is left as it is and named, not a reason to refuse to start.
+    expect(await store.resealSecrets(rotating)).toEqual({ resealed: 2, unreadable: [strangerId] });
+    expect(await store.resealSecrets(rotating)).toEqual({ resealed: 0, unreadable: [strangerId] });
 
     const current = await EndpointSecrets.load({ key: SECRETS_KEY, previousKey: null, keysDir: '/nonexistent' });
-    const rows: { id: string; secret: string }[] = await running.deps.dataSource.query('SELECT id, secret FROM webhooks.endpoints');
+    const rows: { id: string; secret: string }[] = await running.deps.dataSource.query('SELECT id, secret FROM webhooks.endpoints WHERE id <> $1', [strangerId]);
     const opened = Object.fromEntries(rows.map((row) => [row.id, current.open(row.secret, row.id)]));
     expect(opened).toEqual({ [clearId]: 'whsec_stored-in-the-clear', [rotatedId]: 'whsec_sealed-by-the-old-key' });
   });

@@ -7,6 +7,7 @@ import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandbo
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
+import type { InternCgroup } from './intern-cgroups';
 import { firstUnsearchableAncestor, probeSandboxHost, SandboxUnavailable } from './sandbox-host';
 import type { SandboxHost } from './sandbox-host';
 import type { SandboxUidSource } from './sandbox-users';
@@ -139,12 +140,19 @@ export class BubblewrapShell implements ShellRunner {
       },
       command,
     });
-    const cgroup = await host.cgroups.prepare(cgroupName, {
-      memoryBytes: limits.internMemoryBytes,
-      cpuMillicores: limits.cpuMillicores,
-      maxProcesses: limits.maxProcesses,
-    });
-    const oomKillsBefore = await cgroup.oomKills();
+    let cgroup: InternCgroup;
+    let oomKillsBefore: number;
+    try {
+      cgroup = await host.cgroups.prepare(cgroupName, {
+        memoryBytes: limits.internMemoryBytes,
+        cpuMillicores: limits.cpuMillicores,
+        maxProcesses: limits.maxProcesses,
+      });
+      oomKillsBefore = await cgroup.oomKills();
+    } catch (error) {
+      this.logger.error(`the intern's cgroup could not be prepared: ${(error as Error).message}`);
+      return `${UNAVAILABLE}: the intern's cgroup could not be prepared (the runs service's log says why)`;
+    }
     const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid }, [
       host.prlimitPath,
       ...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath),

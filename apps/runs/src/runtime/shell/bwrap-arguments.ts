@@ -151,6 +151,10 @@ export function launchArguments(spec: LaunchSpec, command: string[]): { file: st
       `--reuid=${spec.uid}`,
       `--regid=${spec.uid}`,
       '--clear-groups',
+      // Nothing of root's privileges crosses: no capability to inherit or regain, no gaining any by exec.
+      '--no-new-privs',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
       '--',
       ...command,
     ],

@@ -138,17 +138,35 @@ async function openV2(root: string, membership: string): Promise<Layout> {
   const available = (await readFile(join(own, 'cgroup.controllers'), 'utf8')).trim().split(/\s+/);
   const missing = V1_CONTROLLERS.filter((controller) => !available.includes(controller));
   if (missing.length > 0) throw new CgroupsUnavailable(`the cgroup ${own} is not given the ${missing.join(', ')} controller(s)`);
-  if (own !== root) {
-    const leaf = join(own, V2_SERVICE_LEAF);
-    await mkdir(leaf, { recursive: true });
-    const pids = (await readFile(join(own, 'cgroup.procs'), 'utf8')).split('\n').filter((pid) => pid.trim() !== '');
-    for (const pid of pids) await writeFile(join(leaf, 'cgroup.procs'), pid);
-  }
-  await writeFile(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS);
+  await handControllersDown(own);
   const interns = join(own, INTERNS);
   await mkdir(interns, { recursive: true });
   await writeFile(join(interns, 'cgroup.subtree_control'), V2_CONTROLLERS);
   return { version: 2, parents: [{ controller: 'unified', directory: interns }] };
+}
+
+/**
+ * Enables the controllers for `own`'s children. The kernel refuses (EBUSY) while `own` holds processes, unless it
+ * is the real root; `own` may also be the root of a cgroup namespace (`0::/` in a container), which looks like
+ * the root and is not. So: try, and on EBUSY move every process of `own` into the `service` leaf and try again.
+ */
+export async function handControllersDown(own: string, write: (path: string, text: string) => Promise<void> = writeFile): Promise<void> {
+  try {
+    await write(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EBUSY') throw error;
+  }
+  const leaf = join(own, V2_SERVICE_LEAF);
+  await mkdir(leaf, { recursive: true });
+  const pids = (await readFile(join(own, 'cgroup.procs'), 'utf8')).split('\n').filter((pid) => pid.trim() !== '');
+  for (const pid of pids) {
+    await write(join(leaf, 'cgroup.procs'), pid).catch((error: NodeJS.ErrnoException) => {
+      // A process that exited meanwhile (ESRCH), or a kernel thread that cannot move (EINVAL): nothing to move.
+      if (error.code !== 'ESRCH' && error.code !== 'EINVAL') throw error;
+    });
+  }
+  await write(join(own, 'cgroup.subtree_control'), V2_CONTROLLERS);
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CgroupsUnavailable, InternCgroups } from './intern-cgroups';
+import { CgroupsUnavailable, handControllersDown, InternCgroups } from './intern-cgroups';
 
 /** The cgroup files as plain files in a directory: what is written where, for both hierarchies. */
 describe('InternCgroups on a cgroup tree', () => {
@@ -42,15 +42,13 @@ describe('InternCgroups on a cgroup tree', () => {
     expect(await cgroup.oomKills()).toBe(3);
   });
 
-  it('v2: moves the service into a leaf, hands memory, pids and cpu down, and limits the intern', async () => {
+  it('v2: hands memory, pids and cpu down to an interns cgroup, and limits the intern', async () => {
     const own = join(root, 'pod');
     await mkdir(own, { recursive: true });
     await writeFile(join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids');
     await writeFile(join(own, 'cgroup.controllers'), 'cpu memory pids');
-    await writeFile(join(own, 'cgroup.procs'), '1\n42\n');
     const cgroups = await InternCgroups.open(root, '0::/pod\n');
     expect(cgroups.version).toBe(2);
-    expect(await read('pod/service/cgroup.procs')).toBe('42'); // each pid written in turn; the file keeps the last
     expect(await read('pod/cgroup.subtree_control')).toBe('+memory +pids +cpu');
     expect(await read('pod/interns/cgroup.subtree_control')).toBe('+memory +pids +cpu');
 
@@ -61,6 +59,28 @@ describe('InternCgroups on a cgroup tree', () => {
     expect(await read(`pod/interns/${internId}/cpu.max`)).toBe('150000 100000');
     await writeFile(join(own, 'interns', internId, 'memory.events'), 'low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n');
     expect(await cgroup.oomKills()).toBe(2);
+  });
+
+  it('v2: when the kernel refuses while the cgroup holds processes (a namespace root too), moves them into a leaf first', async () => {
+    const own = join(root, 'ns-root');
+    await mkdir(own, { recursive: true });
+    await writeFile(join(own, 'cgroup.procs'), '1\n42\n2\n');
+    const writes: string[] = [];
+    let refusals = 0;
+    const kernel = async (path: string, text: string) => {
+      writes.push(`${path.slice(own.length + 1)} ${text}`);
+      if (path.endsWith('cgroup.subtree_control') && refusals++ === 0) throw Object.assign(new Error('busy'), { code: 'EBUSY' });
+      // pid 2 stands for a kernel thread, which cannot move.
+      if (text === '2') throw Object.assign(new Error('invalid'), { code: 'EINVAL' });
+    };
+    await handControllersDown(own, kernel);
+    expect(writes).toEqual([
+      'cgroup.subtree_control +memory +pids +cpu',
+      'service/cgroup.procs 1',
+      'service/cgroup.procs 42',
+      'service/cgroup.procs 2',
+      'cgroup.subtree_control +memory +pids +cpu',
+    ]);
   });
 
   it("removes an intern's cgroup in every hierarchy, and is done when there is none", async () => {

@@ -9,7 +9,7 @@ import koffi from 'koffi';
  * bwrap with `--seccomp <fd>`. Everything is allowed but what a tenant could use against the kernel, the host
  * or another tenant; those calls fail with EPERM (ENOSYS for clone3, so libc falls back to clone, which the
  * filter can inspect). Syscalls of another ABI (32-bit x86 on x86_64) hit libseccomp's bad-architecture action,
- * which kills the process.
+ * which kills the calling thread.
  */
 
 /** A comparison of one syscall argument, as libseccomp's `struct scmp_arg_cmp`. */
@@ -48,6 +48,9 @@ const CLONE_NAMESPACE_FLAGS = {
 const TIOCSTI = 0x5412n;
 const TIOCLINUX = 0x541cn;
 const IOCTL_REQUEST = 0xffffffffn;
+/** vsock reaches the host (or a VM's host) outside every network namespace. */
+const AF_VSOCK = 40n;
+const SOCKET_DOMAIN = 0xffffffffn;
 
 const always = (errno: number, ...syscalls: string[]): DeniedCall[] => syscalls.map((syscall) => ({ syscall, errno }));
 
@@ -70,6 +73,7 @@ export const DENIED_CALLS: readonly DeniedCall[] = [
   ...always(ENOSYS, 'clone3'),
   { syscall: 'ioctl', errno: EPERM, when: { arg: 1, mask: IOCTL_REQUEST, value: TIOCSTI } },
   { syscall: 'ioctl', errno: EPERM, when: { arg: 1, mask: IOCTL_REQUEST, value: TIOCLINUX } },
+  { syscall: 'socket', errno: EPERM, when: { arg: 0, mask: SOCKET_DOMAIN, value: AF_VSOCK } },
 ];
 
 interface Libseccomp {
