@@ -1,21 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, type Stats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { create as createTar, type ReadEntry } from 'tar';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
 import { DomainError, isUuid } from '@interns/contracts';
 import { makePrivateDirectory } from '@interns/files';
 import type { ModelCatalog } from './model-catalog';
 import type { RuntimeBootSpec, RuntimeDriver, ShellCommand } from './runtime-driver';
+import { discard, isDirectory, isUnwritable, reasonOf } from './runtime-files';
 import type { ShellRunner } from './shell/shell-runner';
+import { WorkspaceArchiver } from './workspace-archiver';
 
-/**
- * Where a workspace held the runtime's record before the sandbox gave the workspace to the intern (who could
- * then rewrite it). Such a file is ignored and left out of archives; records now live in `<DATA_DIR>/runtimes`.
- */
-export const LEGACY_RUNTIME_STATE_FILE = '.runtime.json';
+export { LEGACY_RUNTIME_STATE_FILE } from './runtime-files';
 
 export interface RuntimeState {
   state: 'running' | 'stopped';
@@ -37,20 +32,6 @@ export interface LocalRuntimeDriverOptions {
   now?: () => Date;
 }
 
-/** OS reasons that mean "this location cannot be written": retrying the same step cannot help. */
-const UNWRITABLE_CODES = new Set([
-  'EACCES',
-  'EPERM',
-  'EROFS',
-  'ENOTDIR',
-  'EEXIST',
-  'EISDIR',
-  'ENOSPC',
-  'EDQUOT',
-  'ENAMETOOLONG',
-  'ELOOP',
-]);
-
 const OK: RuntimeStepReply = { ok: true };
 
 /**
@@ -62,9 +43,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   /** The runtimes' own records, out of every sandbox's reach: `<DATA_DIR>/runtimes/<internId>.json`. */
   readonly runtimesDir: string;
   readonly archiveDir: string;
-  private readonly archiveTimeoutMs: number;
-  /** Archives in progress by intern: a retried step joins the running one instead of writing a second. */
-  private readonly archiving = new Map<string, Promise<RuntimeStepReply<RuntimeArchiveResult>>>();
+  private readonly archiver: WorkspaceArchiver;
   private readonly catalog: ModelCatalog;
   private readonly shell: ShellRunner;
   private readonly now: () => Date;
@@ -78,10 +57,15 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     this.workspacesDir = LocalRuntimeDriver.workspacesDirOf(options.dataDir);
     this.runtimesDir = resolve(options.dataDir, 'runtimes');
     this.archiveDir = resolve(options.archiveDir);
-    this.archiveTimeoutMs = options.archiveTimeoutMs;
     this.catalog = options.catalog;
     this.shell = options.shell;
     this.now = options.now ?? (() => new Date());
+    this.archiver = new WorkspaceArchiver({
+      workspacesDir: this.workspacesDir,
+      archiveDir: this.archiveDir,
+      timeoutMs: options.archiveTimeoutMs,
+      now: this.now,
+    });
   }
 
   /** The intern's workspace directory. The id becomes a path segment, so only a uuid is accepted. */
@@ -143,60 +127,10 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     return OK;
   }
 
-  /**
-   * Archives the workspace to `<ARCHIVE_DIR>/<id>-<time>.tar.gz`. Only regular files, directories and symlinks
-   * go in: opening a FIFO or a socket the intern left would block for ever. An archive that fails or passes
-   * ARCHIVE_TIMEOUT_MS is the step's failure (`workspace_archive_failed: <why>`), which a delete with
-   * `acknowledge_workspace_loss` finishes without an archive; a call while one runs joins it.
-   */
+  /** The teardown's archive of the workspace (WorkspaceArchiver). */
   archive(internId: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
     this.workspacePath(internId); // refuses an id that is not a uuid
-    const id = internId.toLowerCase();
-    const running = this.archiving.get(id);
-    if (running !== undefined) return running;
-    const archived = this.writeArchive(id).finally(() => this.archiving.delete(id));
-    this.archiving.set(id, archived);
-    return archived;
-  }
-
-  private async writeArchive(id: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
-    const workspace = this.workspacePath(id);
-    if (!(await isDirectory(workspace))) return { ok: true, archivePath: null };
-
-    const unwritable = (error: unknown): RuntimeStepReply<RuntimeArchiveResult> => ({
-      ok: false,
-      message: `archive location ${this.archiveDir} cannot be written: ${reasonOf(error)}`,
-    });
-    try {
-      await mkdir(this.archiveDir, { recursive: true });
-    } catch (error) {
-      if (isUnwritable(error, this.archiveDir)) return unwritable(error);
-      throw error;
-    }
-    await this.removePartialArchives(id);
-
-    // Written under a hidden temporary name and renamed once complete and on disk, so the final name
-    // only ever holds a whole archive, whenever the process dies.
-    const stamp = this.now().toISOString().replace(/:/g, '');
-    const archivePath = join(this.archiveDir, `${id}-${stamp}.tar.gz`);
-    const partialPath = join(this.archiveDir, `.${id}-${stamp}.${randomBytes(4).toString('hex')}.partial`);
-    const deadline = AbortSignal.timeout(this.archiveTimeoutMs);
-    try {
-      const pack = createTar({ gzip: true, portable: true, cwd: this.workspacesDir, filter: isArchivable }, [id]);
-      await pipeline(pack, createWriteStream(partialPath, { flags: 'wx', mode: 0o600 }), { signal: deadline });
-      await syncPath(partialPath);
-      await rename(partialPath, archivePath);
-      await syncPath(this.archiveDir);
-    } catch (error) {
-      await discard(partialPath);
-      if (deadline.aborted) {
-        return { ok: false, message: `the archive was not written within ${this.archiveTimeoutMs / 1000}s (ARCHIVE_TIMEOUT_MS)` };
-      }
-      if (isUnwritable(error, this.archiveDir)) return unwritable(error);
-      // What the workspace holds is the intern's doing: its failure is the step's, not a reason to retry for ever.
-      return { ok: false, message: `the workspace could not be read: ${codeOf(error)}` };
-    }
-    return { ok: true, archivePath };
+    return this.archiver.archive(internId.toLowerCase());
   }
 
   async removeDisk(internId: string): Promise<RuntimeStepReply> {
@@ -223,21 +157,6 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     return this.shell.run({ internId: internId.toLowerCase(), workspace, command: command.command, signal: command.signal });
   }
 
-  /**
-   * Leftovers of an archive attempt that died before its rename: only those older than ARCHIVE_TIMEOUT_MS, so
-   * an archive another replica is still writing (a step retried there) keeps its file.
-   */
-  private async removePartialArchives(id: string): Promise<void> {
-    const names = await readdir(this.archiveDir);
-    const partials = names.filter((name) => name.startsWith(`.${id}-`) && name.endsWith('.partial'));
-    const deadBefore = this.now().getTime() - this.archiveTimeoutMs;
-    for (const name of partials) {
-      const path = join(this.archiveDir, name);
-      const written = await stat(path).catch(() => null);
-      if (written !== null && written.mtimeMs < deadBefore) await rm(path, { force: true });
-    }
-  }
-
   private async writeState(internId: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {
     const record: RuntimeState = { ...state, updatedAt: this.now().toISOString() };
     const target = this.statePath(internId);
@@ -257,21 +176,6 @@ export class LocalRuntimeDriver implements RuntimeDriver {
       throw error;
     }
   }
-}
-
-/**
- * What goes into an archive: regular files, directories and symlinks (as links), never a FIFO, socket or device,
- * and never the runtime's legacy record.
- */
-function isArchivable(path: string, entry: Stats | ReadEntry): boolean {
-  if (!('isFile' in entry)) return false;
-  return (entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()) && !isRuntimeFile(path);
-}
-
-/** A legacy state file (and its temporaries) belonged to the runtime, not to the intern's workspace content. */
-function isRuntimeFile(path: string): boolean {
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  return name === LEGACY_RUNTIME_STATE_FILE || (name.startsWith(`${LEGACY_RUNTIME_STATE_FILE}.`) && name.endsWith('.tmp'));
 }
 
 async function readState(path: string): Promise<RuntimeState | null> {
@@ -294,47 +198,3 @@ async function readState(path: string): Promise<RuntimeState | null> {
   return null;
 }
 
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
-    throw error;
-  }
-}
-
-/** Best-effort removal of a temporary file after a failure; the failure is what gets reported. */
-async function discard(path: string): Promise<void> {
-  await rm(path, { force: true }).catch(() => undefined);
-}
-
-/** Flushes a file or directory entry to stable storage. */
-async function syncPath(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** An OS error about `location` itself (or a path leading to it or inside it) that writing cannot overcome. */
-function isUnwritable(error: unknown, location: string): boolean {
-  const { code, path } = error as NodeJS.ErrnoException;
-  if (code === undefined || !UNWRITABLE_CODES.has(code) || typeof path !== 'string') return false;
-  const target = resolve(path);
-  return target === location || target.startsWith(location + sep) || location.startsWith(target + sep);
-}
-
-/** The OS error code (`EACCES`), naming no host path. */
-function codeOf(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' ? code : 'unexpected error';
-}
-
-/** The OS message, e.g. `ENOTDIR: not a directory, mkdir '/x/archives'` (not `instanceof`: errors may cross realms). */
-function reasonOf(error: unknown): string {
-  const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' ? message : String(error);
-}
