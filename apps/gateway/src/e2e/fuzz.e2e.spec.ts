@@ -176,6 +176,13 @@ function statusAndReason(outcome: RawHttpOutcome): { status: number; reason: str
   }
 }
 
+/** The whole error body of an answer, parsed: for the exact envelope (integer code, reason, `retryable`). */
+function bodyOf(outcome: RawHttpOutcome): unknown {
+  return outcome.kind === 'answer' ? JSON.parse(outcome.body.toString('utf8')) : null;
+}
+
+const envelope = (code: number, message: string, reason: string) => ({ error: { code, message, metadata: { reason, retryable: false } } });
+
 // ---- the platform and the objects the requests name ----
 
 async function setUp(): Promise<void> {
@@ -299,7 +306,7 @@ describe('regression cases (issue 22)', () => {
     const body = JSON.stringify({ instructions: '\udfff' });
     expect(body).toBe('{"instructions":"\\udfff"}');
     const outcome = await expectContractAnswer(exampleRequest({ method: 'PATCH', target: internPath(known.patched), token: KEYS.alice, body }));
-    expect(statusAndReason(outcome)).toEqual({ status: 400, reason: 'invalid_body' });
+    expect(bodyOf(outcome)).toEqual(envelope(400, 'instructions is not valid Unicode (it holds a lone surrogate)', 'invalid_body'));
   });
 
   it('invoke with a lone surrogate inside the input: 400 invalid_body', async () => {
@@ -340,14 +347,14 @@ describe('regression cases (issue 22)', () => {
   it('a 20 KB header: 431 headers_too_large in the envelope, with X-Correlation-Id', async () => {
     const request = exampleRequest({ method: 'GET', target: `${API}/interns`, token: KEYS.alice, headers: [OVERSIZED_HEADER], httpLayer: true });
     const outcome = await expectContractAnswer(request);
-    expect(statusAndReason(outcome)).toEqual({ status: 431, reason: 'headers_too_large' });
+    expect(bodyOf(outcome)).toEqual(envelope(431, 'the request head is over its 16384-byte limit', 'headers_too_large'));
   });
 
   it('a raw non-ASCII byte in the path: 400 invalid_body in the envelope, with X-Correlation-Id', async () => {
     const request = exampleRequest({ method: 'GET', target: `${API}/interns/caf\u00e9`, token: KEYS.alice, httpLayer: true });
     expect(rawRequestBytes(request).includes(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20]))).toBe(true);
     const outcome = await expectContractAnswer(request);
-    expect(statusAndReason(outcome)).toEqual({ status: 400, reason: 'invalid_body' });
+    expect(bodyOf(outcome)).toEqual(envelope(400, 'malformed request (request line, header or framing)', 'invalid_body'));
   });
 
   it('oversized headers with a 2 MB body: the 431 is read, no reset', async () => {
@@ -361,7 +368,7 @@ describe('regression cases (issue 22)', () => {
 
   it('a request without Host: 400 invalid_body in the envelope (not Node\'s empty 400)', async () => {
     const outcome = await expectContractAnswer(exampleRequest({ method: 'GET', target: `${API}/interns`, token: KEYS.alice, noHost: true }));
-    expect(statusAndReason(outcome)).toEqual({ status: 400, reason: 'invalid_body' });
+    expect(bodyOf(outcome)).toEqual(envelope(400, 'a Host header is required', 'invalid_body'));
   });
 
   it('an Expect other than 100-continue: served as if it had none (not Node\'s bare 417)', async () => {
@@ -373,7 +380,7 @@ describe('regression cases (issue 22)', () => {
     const body = Buffer.alloc(2 * 1024 * 1024, 0x20);
     for (let attempt = 0; attempt < 10; attempt += 1) {
       const outcome = await expectContractAnswer(exampleRequest({ method: 'POST', target: `${API}/interns`, token: KEYS.alice, body }));
-      expect(statusAndReason(outcome)).toEqual({ status: 413, reason: 'payload_too_large' });
+      expect(bodyOf(outcome)).toEqual(envelope(413, 'request body is larger than 1048576 bytes', 'payload_too_large'));
     }
   });
 
@@ -395,7 +402,7 @@ describe('regression cases (issue 22)', () => {
   it('a request line with a 20,000-character URI: 414 uri_too_long', async () => {
     const request = exampleRequest({ method: 'GET', target: `${API}/interns?pad=${'q'.repeat(20_000)}`, token: KEYS.alice, httpLayer: true });
     const outcome = await expectContractAnswer(request);
-    expect(statusAndReason(outcome)).toEqual({ status: 414, reason: 'uri_too_long' });
+    expect(bodyOf(outcome)).toEqual(envelope(414, 'the request line is over the 16384-byte limit of a request head', 'uri_too_long'));
   });
 });
 
