@@ -21,7 +21,7 @@ const NUL = '\u0000';
 export type FreeTextPaths = readonly string[];
 
 /** Why a text cannot be taken as it is, or null when it can. */
-export function textProblem(text: string, nulAllowed = false): string | null {
+function textProblem(text: string, nulAllowed = false): string | null {
   if (!text.isWellFormed()) return 'is not valid Unicode (it holds a lone surrogate)';
   if (!nulAllowed && text.includes(NUL)) return 'must not contain NUL characters';
   return null;
@@ -71,7 +71,7 @@ function needsCheck(value: unknown): boolean {
  * levels deep is refused rather than overflowing the stack. Memory stays in proportion to the body: one small
  * entry per string or container, a link to its parent instead of a copy of its path.
  */
-export function assertRequestJson(value: unknown, nulAllowedAt: FreeTextPaths = []): void {
+function assertRequestJson(value: unknown, nulAllowedAt: FreeTextPaths = []): void {
   const freeText = compile(nulAllowedAt);
   const freeTextDepths = new Set(freeText.map((pattern) => pattern.length));
   const refuse = (entry: Pending, problem: string, prefix = ''): never => {

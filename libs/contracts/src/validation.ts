@@ -142,7 +142,7 @@ type QueryParameters = Record<string, string | string[] | undefined>;
  * A query parameter given at most once (CONTRACT section 4: a repeated one is 400), as text a service can take
  * (a percent-encoded NUL, `%00`, decodes to one: 400 naming the parameter).
  */
-export function singleParameter(query: QueryParameters, key: string): string | undefined {
+function singleParameter(query: QueryParameters, key: string): string | undefined {
   const value = query[key];
   if (Array.isArray(value)) throw new DomainError('invalid_body', `${key} may be given once`);
   if (value !== undefined) assertRequestText(key, value);
