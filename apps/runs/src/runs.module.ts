@@ -20,6 +20,7 @@ import { RuntimeModule } from './runtime/runtime.module';
 import { BubblewrapShell } from './runtime/shell/bubblewrap-shell';
 import { shellRunnerFor } from './runtime/shell/shell-runner.factory';
 import { workspaceDisksFor } from './runtime/workspace-disks';
+import { PostgresWorkspaceDiskLeases } from './runtime/workspace-disk-leases';
 import type { ShellRunner } from './runtime/shell/shell-runner';
 import { sessionReadModelProjection } from './sessions/session-read-model.projection';
 import { SessionStreams } from './sessions/session-streams';
@@ -69,7 +70,12 @@ export class RunsModule {
   static forRoot(deps: ServiceDeps): DynamicModule {
     const { config, subjects, nc, dataSource } = deps;
     const catalog = new ModelCatalog({ defaultModel: config.defaultModel, openAiCompatibleBaseUrl: config.modelApiBaseUrl });
-    const disks = workspaceDisksFor(config.workspaceDisk, config.dataDir, { bytes: config.workspaceQuotaBytes, inodes: config.workspaceQuotaInodes });
+    const disks = workspaceDisksFor(
+      config.workspaceDisk,
+      config.dataDir,
+      { bytes: config.workspaceQuotaBytes, inodes: config.workspaceQuotaInodes },
+      new PostgresWorkspaceDiskLeases(dataSource),
+    );
     const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir), disks);
     const driver = new LocalRuntimeDriver({
       disks,

@@ -8,6 +8,7 @@ import { list as listTar } from 'tar';
 import { LocalRuntimeDriver, LEGACY_RUNTIME_STATE_FILE } from './local-runtime.driver';
 import { ModelCatalog } from './model-catalog';
 import { UnsandboxedShell } from './shell/unsandboxed-shell';
+import { soleHolderLeases } from './workspace-disk-leases';
 import { DirectoryDisks, ImageDisks, isMountPoint } from './workspace-disks';
 
 const QUOTA = { bytes: 16 * 1024 * 1024, inodes: 1000 };
@@ -212,7 +213,7 @@ describe('LocalRuntimeDriver on image disks', () => {
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'runs-images-'));
-    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA });
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
     driver = driverOn(disks);
   });
 
@@ -250,11 +251,11 @@ describe('LocalRuntimeDriver on image disks', () => {
     await disks.detachAll();
     expect(await isMountPoint(driver.workspacePath(internId))).toBe(false);
 
-    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA });
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
     driver = driverOn(disks);
     expect(await driver.runShell(internId, { command: 'cat notes.txt', signal: new AbortController().signal })).toBe('mine');
     await disks.detachAll();
-    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA });
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
     driver = driverOn(disks);
     const archived = await driver.archive(internId);
     if (!archived.ok || archived.archivePath === null) throw new Error(`archive failed: ${JSON.stringify(archived)}`);
@@ -277,9 +278,25 @@ describe('LocalRuntimeDriver on image disks', () => {
     expect(await driver.removeDisk(internId)).toEqual({ ok: true });
   });
 
+  it('does not mount an image another runs replica holds (its lease), and says so', async () => {
+    const internId = randomUUID();
+    expect(await driver.prepareDisk(internId)).toEqual({ ok: true });
+    await disks.detachAll();
+    const heldElsewhere = { claim: async () => false, release: async () => undefined, releaseAll: async () => undefined };
+    const blocked = driverOn(new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: heldElsewhere }));
+    expect(await blocked.runShell(internId, { command: 'true', signal: new AbortController().signal })).toBe(
+      "the shell could not start: the workspace disk of this intern could not be attached (the runs service's log says why)",
+    );
+    expect(await blocked.health(internId)).toEqual({ healthy: false, detail: expect.stringContaining('attached by another runs replica') });
+    expect(await isMountPoint(driver.workspacePath(internId))).toBe(false);
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
+    driver = driverOn(disks);
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+  });
+
   it('fails the step, naming why, where images cannot be made', async () => {
     await writeFile(join(root, 'not-a-directory'), '');
-    const blocked = driverOn(new ImageDisks({ imagesDir: join(root, 'not-a-directory', 'disks'), quota: QUOTA }));
+    const blocked = driverOn(new ImageDisks({ imagesDir: join(root, 'not-a-directory', 'disks'), quota: QUOTA, leases: soleHolderLeases() }));
     expect(await blocked.prepareDisk(randomUUID())).toEqual({ ok: false, message: expect.stringMatching(/cannot be created: the images directory cannot be written: EEXIST/) });
   });
 });

@@ -17,6 +17,7 @@ import type { WorkspaceDiskName } from '@interns/contracts';
 import { makePrivateDirectory } from '@interns/files';
 import { isUnwritable, reasonOf } from './runtime-files';
 import { workspaceUsage } from './shell/workspace-usage';
+import type { WorkspaceDiskLeases } from './workspace-disk-leases';
 
 const run = promisify(execFile);
 
@@ -51,8 +52,8 @@ export interface WorkspaceDisks {
   attach(internId: string, workspace: string): Promise<boolean>;
   /** Detaches and deletes the intern's disk with its files; nothing to do when it is gone. */
   remove(internId: string, workspace: string): Promise<void>;
-  /** RLIMIT_FSIZE of the next command in this workspace. */
-  fileSizeLimit(workspace: string): Promise<number>;
+  /** RLIMIT_FSIZE of the next command in this workspace; null: none (the disk itself bounds every write). */
+  fileSizeLimit(workspace: string): Promise<number | null>;
   usage(workspace: string): Promise<WorkspaceUsage | null>;
   /** Detaches every disk this process attached (at shutdown; the next use attaches again). */
   detachAll(): Promise<void>;
@@ -65,7 +66,7 @@ export function quotaNote(usage: WorkspaceUsage | null, quota: WorkspaceQuota): 
     return `[workspace quota reached: ${usage.usedBytes} of ${quota.bytes} bytes used; writing past it fails]`;
   }
   if (usage.inodes !== null && usage.inodes.available === 0) {
-    return `[workspace quota reached: ${usage.inodes.used} of ${quota.inodes} files and directories; creating more fails]`;
+    return `[workspace quota reached: it holds the most files and directories it may (${quota.inodes}); creating more fails]`;
   }
   return null;
 }
@@ -125,6 +126,8 @@ export interface ImageDisksOptions {
   /** Where the images live: `<DATA_DIR>/disks`, out of every sandbox's reach. */
   imagesDir: string;
   quota: WorkspaceQuota;
+  /** Who may mount an image: one process at a time (two hosts mounting one ext4 image corrupt it). */
+  leases: WorkspaceDiskLeases;
 }
 
 /**
@@ -137,6 +140,7 @@ export class ImageDisks implements WorkspaceDisks {
   readonly quota: WorkspaceQuota;
   private readonly logger = new Logger('WorkspaceDisks');
   private readonly imagesDir: string;
+  private readonly leases: WorkspaceDiskLeases;
   /** Workspaces this process mounted (detached at shutdown). */
   private readonly mounted = new Set<string>();
   /** One attach (or create) per intern at a time: a second caller waits for the first. */
@@ -146,6 +150,7 @@ export class ImageDisks implements WorkspaceDisks {
   constructor(options: ImageDisksOptions) {
     this.imagesDir = options.imagesDir;
     this.quota = options.quota;
+    this.leases = options.leases;
   }
 
   imagePath(internId: string): string {
@@ -172,11 +177,12 @@ export class ImageDisks implements WorkspaceDisks {
     await removeDirectory(workspace);
     await rm(this.imagePath(internId), { force: true });
     await rm(`${this.imagePath(internId)}.new`, { force: true });
+    await this.leases.release(internId);
   }
 
-  async fileSizeLimit(): Promise<number> {
-    // The filesystem bounds the total; the per-file limit only keeps one file from exceeding the image.
-    return this.quota.bytes;
+  async fileSizeLimit(): Promise<null> {
+    // The filesystem bounds the workspace; a per-file limit would only also cut files in the in-memory /tmp.
+    return null;
   }
 
   async usage(workspace: string): Promise<WorkspaceUsage | null> {
@@ -193,6 +199,7 @@ export class ImageDisks implements WorkspaceDisks {
     for (const workspace of [...this.mounted]) {
       await this.unmount(workspace).catch((error: unknown) => this.logger.warn(`could not detach ${workspace}: ${(error as Error).message}`));
     }
+    await this.leases.releaseAll();
   }
 
   private async pendingAttach(internId: string): Promise<void> {
@@ -200,7 +207,11 @@ export class ImageDisks implements WorkspaceDisks {
   }
 
   private async attachOnce(internId: string, workspace: string): Promise<boolean> {
+    // Mounted in this mount namespace (by this process, or another on the same host): one kernel mount, shared safely.
     if (await isMountPoint(workspace)) return true;
+    if (!(await this.leases.claim(internId))) {
+      throw new WorkspaceDiskUnavailable('the workspace image is attached by another runs replica (WORKSPACE_DISK=image needs the workspaces on one runs replica)');
+    }
     const image = this.imagePath(internId);
     if (!(await exists(image))) {
       // A workspace from before images (a plain directory with the intern's files) moves into one.
@@ -337,6 +348,6 @@ async function tool(name: string, args: string[], accepted: number[] = [0]): Pro
 }
 
 /** The disks WORKSPACE_DISK names. */
-export function workspaceDisksFor(kind: WorkspaceDiskName, dataDir: string, quota: WorkspaceQuota): WorkspaceDisks {
-  return kind === 'image' ? new ImageDisks({ imagesDir: resolve(dataDir, 'disks'), quota }) : new DirectoryDisks(quota);
+export function workspaceDisksFor(kind: WorkspaceDiskName, dataDir: string, quota: WorkspaceQuota, leases: WorkspaceDiskLeases): WorkspaceDisks {
+  return kind === 'image' ? new ImageDisks({ imagesDir: resolve(dataDir, 'disks'), quota, leases }) : new DirectoryDisks(quota);
 }

@@ -28,10 +28,11 @@ export interface SandboxSpec {
   /** Size of the private `/tmp` and of `/dev/shm` (both RAM-backed). */
   tmpBytes: number;
   /**
-   * RLIMIT_FSIZE of the command: the largest file it may write (what is left of the workspace quota). Set
-   * inside the sandbox, after bwrap wrote its own files (`--ro-bind-data`), which the limit must not hit.
+   * RLIMIT_FSIZE of the command: the largest file it may write (on a directory disk, what is left of the
+   * workspace quota; null on an image disk, which bounds itself). Set inside the sandbox, after bwrap wrote its
+   * own files (`--ro-bind-data`), which the limit must not hit.
    */
-  fileSizeBytes: number;
+  fileSizeBytes: number | null;
   /** `prlimit` as the sandbox sees it (a path under the mirrored system directories). */
   prlimitPath: string;
   fds: SandboxFds;
@@ -101,7 +102,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--json-status-fd', String(spec.fds.status)],
     ...['--seccomp', String(spec.fds.seccomp)],
     '--',
-    ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, String(spec.fileSizeBytes)],
+    ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, spec.fileSizeBytes === null ? 'unlimited' : String(spec.fileSizeBytes)],
   );
   return args;
 }
