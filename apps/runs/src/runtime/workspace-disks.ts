@@ -23,6 +23,11 @@ const run = promisify(execFile);
 
 /** How long one mount tool (mkfs, e2fsck, mount, umount, cp) may take before the step fails. */
 const TOOL_TIMEOUT_MS = 120_000;
+/**
+ * An image holds at most one inode per this many bytes of its size: inode tables take room in the image
+ * (256 bytes each), so a small quota with a large inode cap could not be made at all.
+ */
+const IMAGE_BYTES_PER_INODE = 4096;
 /** Within this many bytes of the quota (or with no inode left) the tool result says the quota is reached. */
 const QUOTA_NOTE_SLACK_BYTES = 64 * 1024;
 
@@ -149,7 +154,7 @@ export class ImageDisks implements WorkspaceDisks {
 
   constructor(options: ImageDisksOptions) {
     this.imagesDir = options.imagesDir;
-    this.quota = options.quota;
+    this.quota = { bytes: options.quota.bytes, inodes: Math.min(options.quota.inodes, Math.floor(options.quota.bytes / IMAGE_BYTES_PER_INODE)) };
     this.leases = options.leases;
   }
 
