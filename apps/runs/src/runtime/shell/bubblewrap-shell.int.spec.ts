@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import koffi from 'koffi';
@@ -8,6 +8,7 @@ import { syscallProbe } from '@interns/testing';
 import { soleHolderLeases } from '../workspace-disk-leases';
 import { DirectoryDisks, ImageDisks, type WorkspaceDisks } from '../workspace-disks';
 import { BubblewrapShell, type SandboxLimits } from './bubblewrap-shell';
+import { WORKSPACE_STAGING_DIR } from './sandbox-host';
 
 const libc = koffi.load('libc.so.6');
 /** dup(2) makes a descriptor without close-on-exec, as one inherited from a parent would be. */
@@ -169,6 +170,34 @@ describe('BubblewrapShell', () => {
       expect(await run(internC, 'cat kept.txt', { disks: fresh })).toBe('kept\n');
       images = fresh;
     });
+  });
+
+  it('reaches a workspace below a directory other users cannot search (a clone in /root), and leaves no mount behind', async () => {
+    const closed = await mkdtemp(join(tmpdir(), 'sandbox-closed-'));
+    try {
+      await chmod(closed, 0o700);
+      const internD = randomUUID();
+      uids.set(internD, UID_BASE + 4);
+      const closedWorkspaces = join(closed, 'workspaces');
+      await mkdir(join(closedWorkspaces, internD), { recursive: true });
+      const shell = new BubblewrapShell({
+        users: { uidOf: async () => UID_BASE + 4 },
+        workspacesDir: closedWorkspaces,
+        disks: directories,
+        probeUid: UID_BASE,
+        limits: LIMITS,
+      });
+      expect(await shell.selfTest()).toBeNull();
+      const answer = await shell.run({ internId: internD, workspace: join(closedWorkspaces, internD), command: 'id -u; pwd; echo hi > made', signal: new AbortController().signal });
+      expect(answer).toBe(`${UID_BASE + 4}\n/workspace\n`);
+      expect((await stat(join(closedWorkspaces, internD, 'made'))).uid).toBe(UID_BASE + 4);
+      // The bind lived in the command's own mount namespace only.
+      expect(await readdir(WORKSPACE_STAGING_DIR)).toEqual([]);
+      expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(WORKSPACE_STAGING_DIR);
+      await shell.forget(internD);
+    } finally {
+      await rm(closed, { recursive: true, force: true });
+    }
   });
 
   it('bounds the number of processes (a fork bomb) and leaves nothing running afterwards', async () => {

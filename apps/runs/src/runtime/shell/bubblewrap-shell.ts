@@ -3,7 +3,7 @@ import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
-import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
+import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles, type WorkspaceReach } from './bwrap-arguments';
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
@@ -113,17 +113,23 @@ export class BubblewrapShell implements ShellRunner {
     command: string,
     signal: AbortSignal,
   ): Promise<string> {
+    // bwrap resolves the workspace by path as the intern's uid: below a directory others cannot search (a clone in
+    // /root), the launch binds it onto a reachable staging directory in a mount namespace of its own.
     const unsearchable = await firstUnsearchableAncestor(workspace);
+    let reach: WorkspaceReach | undefined;
     if (unsearchable !== null) {
-      this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable})`);
-      return `${UNAVAILABLE}: the workspaces directory is not reachable by sandbox users (the runs service's log names it)`;
+      if (host.reach === null) {
+        this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable}, or install util-linux's unshare)`);
+        return `${UNAVAILABLE}: the workspaces directory is not reachable by sandbox users (the runs service's log names it)`;
+      }
+      reach = { unsharePath: host.reach.unsharePath, workspace, stagingDir: host.reach.stagingDir };
     }
 
     const { limits, disks } = this.options;
     const hostname = 'intern';
     const etc = sandboxEtcFiles(uid, uid, hostname);
     const bwrap = bwrapArguments({
-      workspace,
+      workspace: reach?.stagingDir ?? workspace,
       hostname,
       systemPaths: host.systemPaths,
       etcPaths: host.etcPaths,
@@ -152,7 +158,7 @@ export class BubblewrapShell implements ShellRunner {
       this.logger.error(`the intern's cgroup could not be prepared: ${(error as Error).message}`);
       return `${UNAVAILABLE}: the intern's cgroup could not be prepared (the runs service's log says why)`;
     }
-    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid }, [
+    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid, reach }, [
       host.prlimitPath,
       ...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath),
       ...bwrap,
