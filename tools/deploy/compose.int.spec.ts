@@ -238,11 +238,11 @@ describe('the image health check', () => {
     expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
   });
 
-  it('installs bubblewrap, util-linux (prlimit, setpriv) and libseccomp in the runs image, and fails its build when one is missing', async () => {
+  it('installs bubblewrap, util-linux (prlimit, setpriv), libseccomp and e2fsprogs in the runs image, and fails its build when one is missing', async () => {
     const dockerfile = await readFile('deploy/docker/Dockerfile', 'utf8');
-    expect(dockerfile).toMatch(/if \[ "\$APP" = runs \]; then packages="\$packages bubblewrap util-linux libseccomp2"; fi/);
+    expect(dockerfile).toMatch(/if \[ "\$APP" = runs \]; then packages="\$packages bubblewrap util-linux libseccomp2 e2fsprogs"; fi/);
     expect(dockerfile).toMatch(
-      /if \[ "\$APP" = runs \]; then bwrap --version && prlimit --version && setpriv --version && ls \/usr\/lib\/\*\/libseccomp\.so\.2; fi/,
+      /if \[ "\$APP" = runs \]; then bwrap --version && prlimit --version && setpriv --version && ls \/usr\/lib\/\*\/libseccomp\.so\.2 && mkfs\.ext4 -V && e2fsck -V; fi/,
     );
   });
 

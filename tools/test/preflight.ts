@@ -33,8 +33,16 @@ export const KUBECTL: Prerequisite = {
     "(tested with 1.32; Debian 12's kubernetes-client, 1.20, is too old): https://kubernetes.io/docs/tasks/tools/",
 };
 
-/** The runs service starts every shell command as `prlimit ... bwrap ...` (apps/runs/src/runtime); then kubectl. */
-export const PREREQUISITES: readonly Prerequisite[] = [debianPackage('bwrap', 'bubblewrap'), debianPackage('prlimit', 'util-linux'), KUBECTL];
+/**
+ * The runs service starts every shell command as `prlimit ... bwrap ...` and makes each workspace an ext4 image
+ * (apps/runs/src/runtime); then kubectl.
+ */
+export const PREREQUISITES: readonly Prerequisite[] = [
+  debianPackage('bwrap', 'bubblewrap'),
+  debianPackage('prlimit', 'util-linux'),
+  debianPackage('mkfs.ext4', 'e2fsprogs'),
+  KUBECTL,
+];
 
 function isExecutable(file: string): boolean {
   try {

@@ -19,16 +19,25 @@ import { ModelCatalog } from './runtime/model-catalog';
 import { RuntimeModule } from './runtime/runtime.module';
 import { BubblewrapShell } from './runtime/shell/bubblewrap-shell';
 import { shellRunnerFor } from './runtime/shell/shell-runner.factory';
+import { workspaceDisksFor } from './runtime/workspace-disks';
+import { PostgresWorkspaceDiskLeases } from './runtime/workspace-disk-leases';
 import type { ShellRunner } from './runtime/shell/shell-runner';
 import { sessionReadModelProjection } from './sessions/session-read-model.projection';
 import { SessionStreams } from './sessions/session-streams';
 
-/** Ends this replica's runs before the connections close, so attached clients hear why. */
+/**
+ * Ends this replica's runs before the connections close, so attached clients hear why; then detaches the
+ * workspace disks it attached (the next replica to use one attaches it again).
+ */
 class RunsShutdown implements OnApplicationShutdown {
-  constructor(private readonly host: RunHost) {}
+  constructor(
+    private readonly host: RunHost,
+    private readonly driver: LocalRuntimeDriver,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.shutdown();
+    await this.driver.detachDisks();
   }
 }
 
@@ -61,8 +70,15 @@ export class RunsModule {
   static forRoot(deps: ServiceDeps): DynamicModule {
     const { config, subjects, nc, dataSource } = deps;
     const catalog = new ModelCatalog({ defaultModel: config.defaultModel, openAiCompatibleBaseUrl: config.modelApiBaseUrl });
-    const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir));
+    const disks = workspaceDisksFor(
+      config.workspaceDisk,
+      config.dataDir,
+      { bytes: config.workspaceQuotaBytes, inodes: config.workspaceQuotaInodes },
+      new PostgresWorkspaceDiskLeases(dataSource),
+    );
+    const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir), disks);
     const driver = new LocalRuntimeDriver({
+      disks,
       dataDir: config.dataDir,
       archiveDir: config.archiveDir,
       archiveTimeoutMs: config.archiveTimeoutMs,
@@ -116,7 +132,7 @@ export class RunsModule {
         },
         { provide: RunReconciler, useValue: new RunReconciler(host, dataSource, config.runReconcileIntervalMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
-        { provide: RunsShutdown, useValue: new RunsShutdown(host) },
+        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver) },
         { provide: IntegrationEventsRelay, useValue: relay },
       ],
     };

@@ -105,8 +105,16 @@ export interface PlatformConfig {
   internCpuMillicores: number;
   /** Size of the private `/tmp` (and of `/dev/shm`) of a sandboxed command, in RAM. */
   shellTmpBytes: number;
-  /** Bytes an intern's workspace may hold; writing past it fails inside the sandbox. */
+  /** Bytes an intern's workspace may hold, all files together; writing past it fails inside the sandbox. */
   workspaceQuotaBytes: number;
+  /** WORKSPACE_QUOTA_INODES: files and directories an intern's workspace may hold (exact with `WORKSPACE_DISK=image`). */
+  workspaceQuotaInodes: number;
+  /**
+   * WORKSPACE_DISK: `image` (default with the sandbox) gives each intern a filesystem image of its own, mounted
+   * as its workspace, so the quota is exact; `directory` (default with RUNTIME_SANDBOX=off) a plain directory,
+   * where the quota bounds each file a command writes.
+   */
+  workspaceDisk: WorkspaceDiskName;
   /** First host uid/gid of intern sandboxes: intern n (in allocation order) runs as SANDBOX_UID_BASE + n. */
   sandboxUidBase: number;
   /** Tool calls one run may make; the next one ends the run with finish `length`. */
@@ -156,6 +164,10 @@ export interface PlatformConfig {
 export const LOG_LEVEL_NAMES = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevelName = (typeof LOG_LEVEL_NAMES)[number];
 const LOG_LEVEL_ALIASES: Record<string, LogLevelName> = { log: 'info', verbose: 'trace' };
+
+/** WORKSPACE_DISK values: `image` (a loop-mounted filesystem per intern: exact quota) or `directory`. */
+export const WORKSPACE_DISK_NAMES = ['image', 'directory'] as const;
+export type WorkspaceDiskName = (typeof WORKSPACE_DISK_NAMES)[number];
 
 /** RUNTIME_SANDBOX values: `bwrap` isolates every shell command; `off` (development only) runs it as the service's user. */
 export const RUNTIME_SANDBOX_NAMES = ['bwrap', 'off'] as const;
@@ -228,6 +240,7 @@ function statementTimeoutFrom(env: Env, lifecycleRouteDeadlineMs: number): numbe
 export function loadConfig(env: Env): PlatformConfig {
   const dataDir = stringFrom(env, 'DATA_DIR', './.data');
   const lifecycleRouteDeadlineMs = intFrom(env, 'LIFECYCLE_ROUTE_DEADLINE_MS', 10000);
+  const runtimeSandbox = oneOf(env, 'RUNTIME_SANDBOX', RUNTIME_SANDBOX_NAMES, 'bwrap');
   return {
     databaseUrl: stringFrom(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/interns'),
     natsUrl: stringFrom(env, 'NATS_URL', 'nats://127.0.0.1:4222'),
@@ -281,7 +294,7 @@ export function loadConfig(env: Env): PlatformConfig {
     streamClientBufferBytes: positiveIntFrom(env, 'STREAM_CLIENT_BUFFER_BYTES', 1048576),
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),
     shellOutputLimitBytes: positiveIntFrom(env, 'SHELL_OUTPUT_LIMIT_BYTES', 65536),
-    runtimeSandbox: oneOf(env, 'RUNTIME_SANDBOX', RUNTIME_SANDBOX_NAMES, 'bwrap'),
+    runtimeSandbox,
     runtimeNetwork: oneOf(env, 'RUNTIME_NETWORK', RUNTIME_NETWORK_NAMES, 'none'),
     shellMaxProcesses: positiveIntFrom(env, 'SHELL_MAX_PROCESSES', 64),
     shellMemoryBytes: positiveIntFrom(env, 'SHELL_MEMORY_BYTES', 536870912),
@@ -289,6 +302,8 @@ export function loadConfig(env: Env): PlatformConfig {
     internCpuMillicores: positiveIntFrom(env, 'INTERN_CPU_MILLICORES', 1000),
     shellTmpBytes: positiveIntFrom(env, 'SHELL_TMP_BYTES', 67108864),
     workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
+    workspaceQuotaInodes: positiveIntFrom(env, 'WORKSPACE_QUOTA_INODES', 100000),
+    workspaceDisk: oneOf(env, 'WORKSPACE_DISK', WORKSPACE_DISK_NAMES, runtimeSandbox === 'off' ? 'directory' : 'image'),
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
     maxToolCallsPerRun: positiveIntFrom(env, 'MAX_TOOL_CALLS_PER_RUN', 50),
     maxEventBytes: positiveIntFrom(env, 'MAX_EVENT_BYTES', DEFAULT_MAX_EVENT_BYTES),

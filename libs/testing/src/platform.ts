@@ -8,6 +8,7 @@ import { ExitResult, freePort, startServiceProcess, ServiceProcess } from './ser
 import { getForStream, JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
 import { deleteTestStreams } from './test-streams';
+import { detachMountsBelow } from './mounts';
 import { sendAgainOnEarlyClose } from './http-call';
 
 const run = promisify(execFile);
@@ -251,6 +252,7 @@ export class Platform {
     this.processes.clear();
     await deleteTestStreams(this.env.NATS_PREFIX, this.env.NATS_URL).catch(() => undefined);
     await this.database.drop();
+    await detachMountsBelow(this.dataDir);
     await rm(this.dataDir, { recursive: true, force: true });
   }
 }

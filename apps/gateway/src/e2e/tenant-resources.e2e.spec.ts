@@ -4,7 +4,7 @@
  * workspace beside the attacker; each asserts the refusal, that every service stays ready and that the victim's
  * next command works. Then the tenant caps, answered over HTTP.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Platform, syscallProbe } from '@interns/testing';
 import { API, createIntern, createRunningIntern, eventually, prompt, readStream } from '../testing/chat.fixture';
@@ -13,6 +13,8 @@ import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 const INTERN_MEMORY_BYTES = 96 * 1024 * 1024;
 const MAX_INTERNS_PER_WORKSPACE = 4;
 const ANALYTICS_QUERIES_PER_MINUTE = 2;
+const WORKSPACE_QUOTA_BYTES = 24 * 1024 * 1024;
+const WORKSPACE_QUOTA_INODES = 400;
 
 let platform: Platform;
 let attacker: string;
@@ -42,7 +44,8 @@ beforeAll(async () => {
       INTERN_MEMORY_BYTES: String(INTERN_MEMORY_BYTES),
       // Larger than the intern's memory: what stops a full /tmp is the memory limit, not the tmpfs size.
       SHELL_TMP_BYTES: String(256 * 1024 * 1024),
-      WORKSPACE_QUOTA_BYTES: String(1024 ** 3),
+      WORKSPACE_QUOTA_BYTES: String(WORKSPACE_QUOTA_BYTES),
+      WORKSPACE_QUOTA_INODES: String(WORKSPACE_QUOTA_INODES),
       MAX_INTERNS_PER_WORKSPACE: String(MAX_INTERNS_PER_WORKSPACE),
       ANALYTICS_QUERIES_PER_MINUTE: String(ANALYTICS_QUERIES_PER_MINUTE),
       PROVISION_CONCURRENCY_PER_WORKSPACE: '1',
@@ -79,14 +82,39 @@ it('refuses each filtered syscall (keyrings, ptrace, bpf, perf, userfaultfd, io_
   await expectUnharmed();
 });
 
+describe('the workspace quota (WORKSPACE_QUOTA_BYTES, WORKSPACE_QUOTA_INODES), for the whole workspace', () => {
+  it('stops files that each fit from filling more than the quota together', async () => {
+    // Five files of 8 MiB each against 24 MiB: each one alone fits.
+    const answer = await output(attacker, 'for n in 1 2 3 4 5; do dd if=/dev/zero of=big$n bs=1M count=8 2>&1 | grep -o "No space left on device"; done; du -s -B1 . | cut -f1');
+    expect(answer).toContain('No space left on device');
+    expect(answer).toContain(`bytes used; writing past it fails]`);
+    const used = Number(answer.split('\n').find((line) => /^\d+$/.test(line)));
+    expect(used).toBeGreaterThan(16 * 1024 * 1024);
+    expect(used).toBeLessThanOrEqual(WORKSPACE_QUOTA_BYTES);
+    // The next command still cannot grow the workspace.
+    expect(await output(attacker, 'dd if=/dev/zero of=more bs=1M count=1 2>&1 | grep -o "No space left on device"')).toMatch(/^No space left on device\n/);
+    await expectUnharmed();
+    expect(await output(attacker, 'rm -f big* more && echo freed')).toBe('freed\n');
+  });
+
+  it('stops a command creating files past the inode cap', async () => {
+    const answer = await output(attacker, 'mkdir many && cd many && for n in $(seq 1 1000); do touch f$n 2>/dev/null || { echo "refused at $n"; break; }; done');
+    expect(Number(/refused at (\d+)/.exec(answer)?.[1])).toBeLessThanOrEqual(WORKSPACE_QUOTA_INODES);
+    expect(answer).toContain(`[workspace quota reached: it holds the most files and directories it may (${WORKSPACE_QUOTA_INODES}); creating more fails]`);
+    await expectUnharmed();
+    expect(await output(attacker, 'rm -rf many && echo freed')).toBe('freed\n');
+  });
+});
+
 it('holds no descriptor of the service beyond stdio', async () => {
   // ls itself holds one more: the directory it reads.
   expect(await output(attacker, 'ls /proc/self/fd')).toBe('0\n1\n2\n3\n');
 });
 
-it('tears down an intern that left a FIFO and a unix socket in its workspace, while another workspace provisions', async () => {
+it('tears down an intern that left a FIFO, a unix socket and a full workspace, while another workspace provisions', async () => {
   const doomed = await createRunningIntern(platform, KEYS.alice, 60_000);
   await output(doomed, `mkfifo pipe && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('socket')" && echo made`);
+  expect(await output(doomed, 'dd if=/dev/urandom of=fill bs=1M count=64 2>&1 | grep -o "No space left on device"')).toContain('No space left on device');
   const deleted = await platform.api(`${API}/interns/${doomed}`, { method: 'DELETE', token: KEYS.alice });
   expect(deleted.status).toBe(202);
   const neighbour = await createRunningIntern(platform, KEYS.aliceOther, 60_000);
@@ -97,6 +125,9 @@ it('tears down an intern that left a FIFO and a unix socket in its workspace, wh
   );
   const archives = await readdir(join(platform.env.DATA_DIR, 'archives'));
   expect(archives.filter((name) => name.startsWith(doomed) && name.endsWith('.tar.gz'))).toHaveLength(1);
+  // Its disk is gone with it: the image and the mount.
+  expect((await readdir(join(platform.env.DATA_DIR, 'disks'))).filter((name) => name.startsWith(doomed))).toEqual([]);
+  expect(await readFile('/proc/self/mountinfo', 'utf8')).not.toContain(doomed);
   expect(await output(neighbour, 'echo neighbour fine', KEYS.aliceOther)).toBe('neighbour fine\n');
   await platform.api(`${API}/interns/${neighbour}`, { method: 'DELETE', token: KEYS.aliceOther });
 });

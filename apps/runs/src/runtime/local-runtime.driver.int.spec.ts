@@ -8,6 +8,11 @@ import { list as listTar } from 'tar';
 import { LocalRuntimeDriver, LEGACY_RUNTIME_STATE_FILE } from './local-runtime.driver';
 import { ModelCatalog } from './model-catalog';
 import { UnsandboxedShell } from './shell/unsandboxed-shell';
+import { soleHolderLeases } from './workspace-disk-leases';
+import { DirectoryDisks, ImageDisks, isMountPoint } from './workspace-disks';
+
+const QUOTA = { bytes: 16 * 1024 * 1024, inodes: 1000 };
+const directories = new DirectoryDisks(QUOTA);
 
 /** The driver on a real filesystem, recovering from what a crash at any point leaves behind. */
 describe('LocalRuntimeDriver after a crash', () => {
@@ -25,6 +30,7 @@ describe('LocalRuntimeDriver after a crash', () => {
       archiveTimeoutMs: 60_000,
       catalog,
       shell,
+      disks: directories,
     });
   });
 
@@ -106,6 +112,7 @@ describe('LocalRuntimeDriver after a crash', () => {
       archiveTimeoutMs: 60_000,
       catalog,
       shell,
+      disks: directories,
     });
     expect(await blocked.prepareDisk(randomUUID())).toEqual({
       ok: false,
@@ -125,7 +132,7 @@ describe('LocalRuntimeDriver archives', () => {
   const catalog = new ModelCatalog({ defaultModel: 'local/scripted', openAiCompatibleBaseUrl: null });
   const shell = new UnsandboxedShell({ timeoutMs: 5000, outputLimitBytes: 65536 });
   const driverWith = (archiveTimeoutMs: number) =>
-    new LocalRuntimeDriver({ dataDir: join(root, 'data'), archiveDir: join(root, 'archives'), archiveTimeoutMs, catalog, shell });
+    new LocalRuntimeDriver({ dataDir: join(root, 'data'), archiveDir: join(root, 'archives'), archiveTimeoutMs, catalog, shell, disks: directories });
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'runs-archive-'));
@@ -191,5 +198,105 @@ describe('LocalRuntimeDriver archives', () => {
     const [first, second] = await Promise.all([firstCall, secondCall]);
     expect(second).toEqual(first);
     expect((await readdir(driver.archiveDir)).filter((name) => name.includes(internId))).toHaveLength(1);
+  });
+});
+
+/** WORKSPACE_DISK=image: each workspace a loop-mounted filesystem image of its own (needs root and loop devices). */
+describe('LocalRuntimeDriver on image disks', () => {
+  let root: string;
+  let disks: ImageDisks;
+  let driver: LocalRuntimeDriver;
+  const catalog = new ModelCatalog({ defaultModel: 'local/scripted', openAiCompatibleBaseUrl: null });
+  const shell = new UnsandboxedShell({ timeoutMs: 5000, outputLimitBytes: 65536 });
+  const driverOn = (imageDisks: ImageDisks) =>
+    new LocalRuntimeDriver({ dataDir: join(root, 'data'), archiveDir: join(root, 'archives'), archiveTimeoutMs: 60_000, catalog, shell, disks: imageDisks });
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'runs-images-'));
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
+    driver = driverOn(disks);
+  });
+
+  afterAll(async () => {
+    await disks?.detachAll();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('prepares a disk as a mounted image of the quota, sparse on the volume, and removes it whole', async () => {
+    const internId = randomUUID();
+    expect(await driver.prepareDisk(internId)).toEqual({ ok: true });
+    const workspace = driver.workspacePath(internId);
+    expect(await isMountPoint(workspace)).toBe(true);
+    expect(await readdir(workspace)).toEqual([]);
+    const image = await stat(disks.imagePath(internId));
+    expect(image.size).toBe(QUOTA.bytes);
+    expect(image.blocks * 512).toBeLessThan(QUOTA.bytes / 2);
+    expect(image.mode & 0o777).toBe(0o600);
+    // Prepared again (a retried step): the same disk, files kept.
+    await writeFile(join(workspace, 'kept.txt'), 'kept');
+    expect(await driver.prepareDisk(internId)).toEqual({ ok: true });
+    expect(await readFile(join(workspace, 'kept.txt'), 'utf8')).toBe('kept');
+
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+    expect(await isMountPoint(workspace)).toBe(false);
+    await expect(stat(workspace)).rejects.toThrow(/ENOENT/);
+    await expect(stat(disks.imagePath(internId))).rejects.toThrow(/ENOENT/);
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+  });
+
+  it('attaches the disk again after a restart, for a command and for the teardown archive', async () => {
+    const internId = randomUUID();
+    expect(await driver.prepareDisk(internId)).toEqual({ ok: true });
+    await writeFile(join(driver.workspacePath(internId), 'notes.txt'), 'mine');
+    await disks.detachAll();
+    expect(await isMountPoint(driver.workspacePath(internId))).toBe(false);
+
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
+    driver = driverOn(disks);
+    expect(await driver.runShell(internId, { command: 'cat notes.txt', signal: new AbortController().signal })).toBe('mine');
+    await disks.detachAll();
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
+    driver = driverOn(disks);
+    const archived = await driver.archive(internId);
+    if (!archived.ok || archived.archivePath === null) throw new Error(`archive failed: ${JSON.stringify(archived)}`);
+    const names: string[] = [];
+    await listTar({ file: archived.archivePath, onReadEntry: (entry) => names.push(entry.path) });
+    expect(names).toContain(`${internId}/notes.txt`);
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+  });
+
+  it('moves a workspace from before images (a plain directory) into an image of its own, files kept', async () => {
+    const internId = randomUUID();
+    const workspace = driver.workspacePath(internId);
+    await mkdir(join(workspace, 'src'), { recursive: true });
+    await writeFile(join(workspace, 'src', 'main.py'), 'print(1)\n');
+    await symlink('src/main.py', join(workspace, 'link'));
+    expect(await driver.runShell(internId, { command: 'cat link', signal: new AbortController().signal })).toBe('print(1)\n');
+    expect(await isMountPoint(workspace)).toBe(true);
+    await stat(disks.imagePath(internId));
+    expect((await readdir(workspace)).sort()).toEqual(['link', 'src']);
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+  });
+
+  it('does not mount an image another runs replica holds (its lease), and says so', async () => {
+    const internId = randomUUID();
+    expect(await driver.prepareDisk(internId)).toEqual({ ok: true });
+    await disks.detachAll();
+    const heldElsewhere = { claim: async () => false, release: async () => undefined, releaseAll: async () => undefined };
+    const blocked = driverOn(new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: heldElsewhere }));
+    expect(await blocked.runShell(internId, { command: 'true', signal: new AbortController().signal })).toBe(
+      "the shell could not start: the workspace disk of this intern could not be attached (the runs service's log says why)",
+    );
+    expect(await blocked.health(internId)).toEqual({ healthy: false, detail: expect.stringContaining('attached by another runs replica') });
+    expect(await isMountPoint(driver.workspacePath(internId))).toBe(false);
+    disks = new ImageDisks({ imagesDir: join(root, 'data', 'disks'), quota: QUOTA, leases: soleHolderLeases() });
+    driver = driverOn(disks);
+    expect(await driver.removeDisk(internId)).toEqual({ ok: true });
+  });
+
+  it('fails the step, naming why, where images cannot be made', async () => {
+    await writeFile(join(root, 'not-a-directory'), '');
+    const blocked = driverOn(new ImageDisks({ imagesDir: join(root, 'not-a-directory', 'disks'), quota: QUOTA, leases: soleHolderLeases() }));
+    expect(await blocked.prepareDisk(randomUUID())).toEqual({ ok: false, message: expect.stringMatching(/cannot be created: the images directory cannot be written: EEXIST/) });
   });
 });

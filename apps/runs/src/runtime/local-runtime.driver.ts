@@ -2,13 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from '@interns/contracts';
+import { Logger } from '@nestjs/common';
 import { DomainError, isUuid } from '@interns/contracts';
 import { makePrivateDirectory } from '@interns/files';
 import type { ModelCatalog } from './model-catalog';
 import type { RuntimeBootSpec, RuntimeDriver, ShellCommand } from './runtime-driver';
-import { discard, isDirectory, isUnwritable, reasonOf } from './runtime-files';
+import { discard, isUnwritable, reasonOf } from './runtime-files';
 import type { ShellRunner } from './shell/shell-runner';
 import { WorkspaceArchiver } from './workspace-archiver';
+import { WorkspaceDiskUnavailable } from './workspace-disks';
+import type { WorkspaceDisks } from './workspace-disks';
 
 export { LEGACY_RUNTIME_STATE_FILE } from './runtime-files';
 
@@ -29,14 +32,17 @@ export interface LocalRuntimeDriverOptions {
   catalog: ModelCatalog;
   /** Runs the shell tool's commands (the sandbox). */
   shell: ShellRunner;
+  /** What each workspace lives on (WORKSPACE_DISK): an image of its own, or a directory. */
+  disks: WorkspaceDisks;
   now?: () => Date;
 }
 
 const OK: RuntimeStepReply = { ok: true };
 
 /**
- * Runtimes hosted on this machine: a workspace directory per intern and a state file in it. The directory
- * is the "disk": it is kept across suspend, archived to a tar.gz and removed on delete.
+ * Runtimes hosted on this machine: a workspace per intern (on its WorkspaceDisks disk, attached at
+ * `<DATA_DIR>/workspaces/<id>`) and a record of the runtime beside it. The disk is kept across suspend,
+ * archived to a tar.gz and removed on delete.
  */
 export class LocalRuntimeDriver implements RuntimeDriver {
   readonly workspacesDir: string;
@@ -46,6 +52,8 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   private readonly archiver: WorkspaceArchiver;
   private readonly catalog: ModelCatalog;
   private readonly shell: ShellRunner;
+  private readonly disks: WorkspaceDisks;
+  private readonly logger = new Logger('LocalRuntime');
   private readonly now: () => Date;
 
   /** `<DATA_DIR>/workspaces`, absolute. */
@@ -59,12 +67,18 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     this.archiveDir = resolve(options.archiveDir);
     this.catalog = options.catalog;
     this.shell = options.shell;
+    this.disks = options.disks;
     this.now = options.now ?? (() => new Date());
     this.archiver = new WorkspaceArchiver({
       workspacesDir: this.workspacesDir,
       archiveDir: this.archiveDir,
       timeoutMs: options.archiveTimeoutMs,
       now: this.now,
+      // After a restart the disk is attached again first, so the archive holds its files, not an empty mount point.
+      attach: async (id) => {
+        const attached = await this.attached(id, this.workspacePath(id));
+        return typeof attached === 'string' ? attached : null;
+      },
     });
   }
 
@@ -83,8 +97,10 @@ export class LocalRuntimeDriver implements RuntimeDriver {
   async prepareDisk(internId: string): Promise<RuntimeStepReply> {
     const workspace = this.workspacePath(internId);
     try {
-      await mkdir(workspace, { recursive: true });
+      await mkdir(this.workspacesDir, { recursive: true });
+      await this.disks.create(internId.toLowerCase(), workspace);
     } catch (error) {
+      if (error instanceof WorkspaceDiskUnavailable) return { ok: false, message: `workspace disk ${workspace} cannot be created: ${error.message}` };
       if (isUnwritable(error, this.workspacesDir)) {
         return { ok: false, message: `workspace disk ${workspace} cannot be created: ${reasonOf(error)}` };
       }
@@ -97,7 +113,9 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     const workspace = this.workspacePath(spec.internId);
     const resolution = this.catalog.resolve(spec.model);
     if (!resolution.served) return { ok: false, message: resolution.message };
-    if (!(await isDirectory(workspace))) {
+    const attached = await this.attached(spec.internId, workspace);
+    if (typeof attached === 'string') return { ok: false, message: attached };
+    if (!attached) {
       return { ok: false, message: `the workspace disk of intern ${spec.internId} is not prepared` };
     }
     await this.writeState(spec.internId, { state: 'running', model: resolution.model, hostname: spec.hostname });
@@ -106,7 +124,9 @@ export class LocalRuntimeDriver implements RuntimeDriver {
 
   async health(internId: string): Promise<RuntimeHealthReply> {
     const workspace = this.workspacePath(internId);
-    if (!(await isDirectory(workspace))) return { healthy: false, detail: 'no workspace disk' };
+    const attached = await this.attached(internId, workspace);
+    if (typeof attached === 'string') return { healthy: false, detail: attached };
+    if (!attached) return { healthy: false, detail: 'no workspace disk' };
     const state = await readState(this.statePath(internId));
     if (state === null) return { healthy: false, detail: 'runtime never booted' };
     if (state.state !== 'running') return { healthy: false, detail: 'runtime stopped' };
@@ -135,16 +155,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
 
   async removeDisk(internId: string): Promise<RuntimeStepReply> {
     const workspace = this.workspacePath(internId);
-    // Renamed away first, so the workspace disappears at once and a removal cut short is finished by the
-    // next attempt.
-    const doomed = join(this.workspacesDir, `.removing-${internId.toLowerCase()}`);
-    await rm(doomed, { recursive: true, force: true });
-    try {
-      await rename(workspace, doomed);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    await rm(doomed, { recursive: true, force: true });
+    await this.disks.remove(internId.toLowerCase(), workspace);
     await rm(this.statePath(internId), { force: true });
     await this.shell.forget?.(internId.toLowerCase());
     return OK;
@@ -152,9 +163,34 @@ export class LocalRuntimeDriver implements RuntimeDriver {
 
   async runShell(internId: string, command: ShellCommand): Promise<string> {
     const workspace = this.workspacePath(internId);
-    // Host paths are none of the intern's business: the reason names no directory.
-    if (!(await isDirectory(workspace))) return 'the shell could not start: the workspace disk of this intern is gone';
+    // Host paths are none of the intern's business: the reasons name no directory.
+    let attached: boolean;
+    try {
+      attached = await this.disks.attach(internId.toLowerCase(), workspace);
+    } catch (error) {
+      this.logger.error(`the workspace disk of intern ${internId} could not be attached: ${(error as Error).message}`);
+      return "the shell could not start: the workspace disk of this intern could not be attached (the runs service's log says why)";
+    }
+    if (!attached) return 'the shell could not start: the workspace disk of this intern is gone';
     return this.shell.run({ internId: internId.toLowerCase(), workspace, command: command.command, signal: command.signal });
+  }
+
+  /** Detaches the disks this process attached (at shutdown). */
+  detachDisks(): Promise<void> {
+    return this.disks.detachAll();
+  }
+
+  /**
+   * Attaches the intern's disk if it is not: true when attached, false when the intern has none, or why it
+   * cannot be attached (the step's definitive failure).
+   */
+  private async attached(internId: string, workspace: string): Promise<boolean | string> {
+    try {
+      return await this.disks.attach(internId.toLowerCase(), workspace);
+    } catch (error) {
+      if (error instanceof WorkspaceDiskUnavailable) return `the workspace disk of intern ${internId} cannot be attached: ${error.message}`;
+      throw error;
+    }
   }
 
   private async writeState(internId: string, state: Omit<RuntimeState, 'updatedAt'>): Promise<void> {

@@ -15,6 +15,11 @@ export interface WorkspaceArchiverOptions {
   /** ARCHIVE_TIMEOUT_MS: an archive not written by then fails (the intern ends `destroy_failed`). */
   timeoutMs: number;
   now: () => Date;
+  /**
+   * Makes the workspace readable first (its disk attached again after a restart): why it cannot be, or null.
+   * Called inside the archive, so a retried step joins the running one.
+   */
+  attach?: (id: string) => Promise<string | null>;
 }
 
 /**
@@ -42,6 +47,8 @@ export class WorkspaceArchiver {
   private async write(id: string): Promise<RuntimeStepReply<RuntimeArchiveResult>> {
     const { archiveDir, workspacesDir, timeoutMs } = this.options;
     const workspace = join(workspacesDir, id);
+    const unattachable = (await this.options.attach?.(id)) ?? null;
+    if (unattachable !== null) return { ok: false, message: unattachable };
     if (!(await isDirectory(workspace))) return { ok: true, archivePath: null };
 
     const unwritable = (error: unknown): RuntimeStepReply<RuntimeArchiveResult> => ({

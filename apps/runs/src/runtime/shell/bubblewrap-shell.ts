@@ -3,7 +3,7 @@ import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
-import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles } from './bwrap-arguments';
+import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles, type WorkspaceReach } from './bwrap-arguments';
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
@@ -12,7 +12,8 @@ import { firstUnsearchableAncestor, probeSandboxHost, SandboxUnavailable } from 
 import type { SandboxHost } from './sandbox-host';
 import type { SandboxUidSource } from './sandbox-users';
 import type { ShellRequest, ShellRunner } from './shell-runner';
-import { workspaceUsage } from './workspace-usage';
+import { quotaNote } from '../workspace-disks';
+import type { WorkspaceDisks } from '../workspace-disks';
 
 const run = promisify(execFile);
 
@@ -28,7 +29,6 @@ export interface SandboxLimits {
   /** INTERN_CPU_MILLICORES: CPU of all the intern's processes together (its cgroup). */
   cpuMillicores: number;
   tmpBytes: number;
-  workspaceQuotaBytes: number;
 }
 
 export interface BubblewrapShellOptions {
@@ -36,6 +36,8 @@ export interface BubblewrapShellOptions {
   /** Where the workspaces live (`<DATA_DIR>/workspaces`). */
   workspacesDir: string;
   limits: SandboxLimits;
+  /** What the workspaces live on: bounds each command's writes and says how full a workspace is after it. */
+  disks: Pick<WorkspaceDisks, 'quota' | 'fileSizeLimit' | 'usage'>;
   /** The uid the start-up self-test runs as: never an intern's (theirs start above it). */
   probeUid: number;
   /** Where bwrap and prlimit are looked for (default: PATH, then the system directories). */
@@ -46,16 +48,14 @@ export interface BubblewrapShellOptions {
 
 /** Indexes of the extra fds in the process plan (fd 3 + index in the bwrap process). */
 const FD = { passwd: 0, group: 1, hosts: 2, status: 3, seccomp: 4 } as const;
-/** Within this many bytes of the quota, the tool result says the quota is reached (allocation is in blocks). */
-const QUOTA_NOTE_SLACK_BYTES = 64 * 1024;
 const UNAVAILABLE = 'sandbox unavailable';
 /** The cgroup the start-up self-test runs in: nobody's. */
 const SELF_TEST = 'self-test';
 
 /**
- * Every shell command in a bubblewrap sandbox (CONTRACT section 15), as the intern's own host uid, with
- * RLIMIT_NPROC / RLIMIT_AS set by prlimit around bwrap and RLIMIT_FSIZE (what is left of the workspace quota)
- * inside it. Fails closed: when the sandbox cannot be built, nothing runs and the result says why.
+ * Every shell command in a bubblewrap sandbox (CONTRACT section 15), as the intern's own host uid, in its
+ * cgroup, with RLIMIT_NPROC / RLIMIT_AS set by prlimit around bwrap and RLIMIT_FSIZE (the disk's per-file
+ * bound) inside it. Fails closed: when the sandbox cannot be built, nothing runs and the result says why.
  */
 export class BubblewrapShell implements ShellRunner {
   private readonly logger = new Logger('Sandbox');
@@ -113,23 +113,28 @@ export class BubblewrapShell implements ShellRunner {
     command: string,
     signal: AbortSignal,
   ): Promise<string> {
+    // bwrap resolves the workspace by path as the intern's uid: below a directory others cannot search (a clone in
+    // /root), the launch binds it onto a reachable staging directory in a mount namespace of its own.
     const unsearchable = await firstUnsearchableAncestor(workspace);
+    let reach: WorkspaceReach | undefined;
     if (unsearchable !== null) {
-      this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable})`);
-      return `${UNAVAILABLE}: the workspaces directory is not reachable by sandbox users (the runs service's log names it)`;
+      if (host.reach === null) {
+        this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable}, or install util-linux's unshare)`);
+        return `${UNAVAILABLE}: the workspaces directory is not reachable by sandbox users (the runs service's log names it)`;
+      }
+      reach = { unsharePath: host.reach.unsharePath, workspace, stagingDir: host.reach.stagingDir };
     }
 
-    const { limits } = this.options;
-    const usedBefore = (await workspaceUsage(workspace)) ?? 0;
+    const { limits, disks } = this.options;
     const hostname = 'intern';
     const etc = sandboxEtcFiles(uid, uid, hostname);
     const bwrap = bwrapArguments({
-      workspace,
+      workspace: reach?.stagingDir ?? workspace,
       hostname,
       systemPaths: host.systemPaths,
       etcPaths: host.etcPaths,
       tmpBytes: limits.tmpBytes,
-      fileSizeBytes: Math.max(0, limits.workspaceQuotaBytes - usedBefore),
+      fileSizeBytes: await disks.fileSizeLimit(workspace),
       prlimitPath: host.prlimitPath,
       fds: {
         passwd: 3 + FD.passwd,
@@ -153,7 +158,7 @@ export class BubblewrapShell implements ShellRunner {
       this.logger.error(`the intern's cgroup could not be prepared: ${(error as Error).message}`);
       return `${UNAVAILABLE}: the intern's cgroup could not be prepared (the runs service's log says why)`;
     }
-    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid }, [
+    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid, reach }, [
       host.prlimitPath,
       ...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath),
       ...bwrap,
@@ -188,13 +193,11 @@ export class BubblewrapShell implements ShellRunner {
       this.logger.error(`the sandbox could not be built: ${why}`);
       return `${UNAVAILABLE}: ${why}`;
     }
-    const usedAfter = await workspaceUsage(workspace);
     const notes: string[] = [];
     // Counted per intern: a kill during this command may have hit another command of the same intern.
     if ((await cgroup.oomKills()) > oomKillsBefore) notes.push('[memory limit reached]');
-    if (usedAfter !== null && usedAfter + QUOTA_NOTE_SLACK_BYTES >= limits.workspaceQuotaBytes) {
-      notes.push(`[workspace quota reached: ${usedAfter} of ${limits.workspaceQuotaBytes} bytes used; writing past it fails]`);
-    }
+    const full = quotaNote(await disks.usage(workspace), disks.quota);
+    if (full !== null) notes.push(full);
     const exitCode = stoppedByUs ? null : status.exitCode;
     return formatShellResult({ ...result, exitCode }, limits, notes);
   }

@@ -28,10 +28,11 @@ export interface SandboxSpec {
   /** Size of the private `/tmp` and of `/dev/shm` (both RAM-backed). */
   tmpBytes: number;
   /**
-   * RLIMIT_FSIZE of the command: the largest file it may write (what is left of the workspace quota). Set
-   * inside the sandbox, after bwrap wrote its own files (`--ro-bind-data`), which the limit must not hit.
+   * RLIMIT_FSIZE of the command: the largest file it may write (on a directory disk, what is left of the
+   * workspace quota; null on an image disk, which bounds itself). Set inside the sandbox, after bwrap wrote its
+   * own files (`--ro-bind-data`), which the limit must not hit.
    */
-  fileSizeBytes: number;
+  fileSizeBytes: number | null;
   /** `prlimit` as the sandbox sees it (a path under the mirrored system directories). */
   prlimitPath: string;
   fds: SandboxFds;
@@ -101,7 +102,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--json-status-fd', String(spec.fds.status)],
     ...['--seccomp', String(spec.fds.seccomp)],
     '--',
-    ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, String(spec.fileSizeBytes)],
+    ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, spec.fileSizeBytes === null ? 'unlimited' : String(spec.fileSizeBytes)],
   );
   return args;
 }
@@ -130,11 +131,29 @@ export interface LimitSpec {
  */
 const CGROUP_JOIN_SHELL = 'echo 1000 > /proc/self/oom_score_adj || exit 125; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
 
+/**
+ * Still root, in a mount namespace of the command's own: binds the workspace (`$1`) onto a staging directory
+ * (`$2`) every uid can reach, then execs the rest. Exit 125: the bind failed, nothing ran.
+ */
+const WORKSPACE_REACH_SHELL = 'mount --bind -- "$1" "$2" || exit 125; shift 2; exec "$@"';
+
+/**
+ * Where the workspace lies below a directory the intern's uid cannot search (a clone in `/root`): bwrap, run as
+ * that uid, resolves its bind source by path, so the launch first binds the workspace onto `stagingDir` in a
+ * private mount namespace (invisible to every other process) and bwrap binds `stagingDir` instead.
+ */
+export interface WorkspaceReach {
+  unsharePath: string;
+  workspace: string;
+  stagingDir: string;
+}
+
 export interface LaunchSpec {
   procsFiles: string[];
   setprivPath: string;
   /** The intern's host uid (and gid). */
   uid: number;
+  reach?: WorkspaceReach;
 }
 
 /** The whole command line of a sandbox: the cgroup join as root, then the intern's uid, then `command`. */
@@ -147,6 +166,9 @@ export function launchArguments(spec: LaunchSpec, command: string[]): { file: st
       'sandbox-launch',
       ...spec.procsFiles,
       '--',
+      ...(spec.reach === undefined
+        ? []
+        : [spec.reach.unsharePath, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', WORKSPACE_REACH_SHELL, 'workspace-reach', spec.reach.workspace, spec.reach.stagingDir]),
       spec.setprivPath,
       `--reuid=${spec.uid}`,
       `--regid=${spec.uid}`,

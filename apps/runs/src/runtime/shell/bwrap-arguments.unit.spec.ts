@@ -86,6 +86,11 @@ describe('bwrapArguments', () => {
     expect(command[2]).toContain('trap "" XFSZ');
     expect(command.slice(3)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048']);
   });
+
+  it('sets no file size limit on an image disk, which bounds the workspace itself', () => {
+    const unbounded = bwrapArguments({ ...SPEC, fileSizeBytes: null });
+    expect(unbounded.slice(unbounded.indexOf('--') + 4)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', 'unlimited']);
+  });
 });
 
 describe('prlimitArguments', () => {

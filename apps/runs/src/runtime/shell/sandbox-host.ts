@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { access, chmod, lstat, mkdir, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { SystemPath } from './bwrap-arguments';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
@@ -25,7 +25,15 @@ export interface SandboxHost {
   /** util-linux's setpriv: the sandbox becomes the intern's uid after it joined the intern's cgroups as root. */
   setprivPath: string;
   cgroups: InternCgroups;
+  /**
+   * How a workspace below a directory the interns cannot search is reached anyway (`unshare` and a root-owned
+   * staging directory); null where the host has no `unshare` or no such directory can be made.
+   */
+  reach: { unsharePath: string; stagingDir: string } | null;
 }
+
+/** The staging mount point of WorkspaceReach: root's, searchable by all, empty on the host (binds happen in private namespaces). */
+export const WORKSPACE_STAGING_DIR = '/run/interns-sandbox/workspace';
 
 /** The host cannot run the sandbox; `reason` is what the shell tool answers after `sandbox unavailable: `. */
 export class SandboxUnavailable extends Error {}
@@ -69,7 +77,21 @@ export async function probeSandboxHost(directories = toolDirectories(), cgroupRo
   } catch (error) {
     throw new SandboxUnavailable((error as Error).message);
   }
-  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths, syscallFilter, setprivPath, cgroups };
+  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths, syscallFilter, setprivPath, cgroups, reach: await workspaceReach(directories) };
+}
+
+async function workspaceReach(directories: string[]): Promise<SandboxHost['reach']> {
+  const unsharePath = await findTool('unshare', directories);
+  if (unsharePath === null) return null;
+  try {
+    await mkdir(WORKSPACE_STAGING_DIR, { recursive: true, mode: 0o711 });
+    await chmod(dirname(WORKSPACE_STAGING_DIR), 0o711);
+    await chmod(WORKSPACE_STAGING_DIR, 0o711);
+    if ((await firstUnsearchableAncestor(join(WORKSPACE_STAGING_DIR, 'x'))) !== null) return null;
+  } catch {
+    return null;
+  }
+  return { unsharePath, stagingDir: WORKSPACE_STAGING_DIR };
 }
 
 /**

@@ -5,9 +5,10 @@ import { BubblewrapShell } from './bubblewrap-shell';
 import { SandboxUsers } from './sandbox-users';
 import type { ShellRunner } from './shell-runner';
 import { UnsandboxedShell } from './unsandboxed-shell';
+import type { WorkspaceDisks } from '../workspace-disks';
 
 /** The shell runner RUNTIME_SANDBOX asks for; `off` is refused with NODE_ENV=production and warned about otherwise. */
-export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, workspacesDir: string): ShellRunner {
+export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, workspacesDir: string, disks: WorkspaceDisks): ShellRunner {
   const limits = { timeoutMs: config.shellTimeoutMs, outputLimitBytes: config.shellOutputLimitBytes };
   if (config.runtimeSandbox === 'off') {
     if (config.nodeEnv === 'production') {
@@ -21,6 +22,7 @@ export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, w
   return new BubblewrapShell({
     users: new SandboxUsers(dataSource, config.sandboxUidBase),
     workspacesDir,
+    disks,
     probeUid: config.sandboxUidBase,
     limits: {
       ...limits,
@@ -29,7 +31,6 @@ export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, w
       internMemoryBytes: config.internMemoryBytes,
       cpuMillicores: config.internCpuMillicores,
       tmpBytes: config.shellTmpBytes,
-      workspaceQuotaBytes: config.workspaceQuotaBytes,
     },
   });
 }
