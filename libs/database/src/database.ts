@@ -85,8 +85,15 @@ export async function runMigrations(dataSource: DataSource, schema: string): Pro
   }
 }
 
-/** The names of the data source's migrations not yet recorded in its schema (read only: creates nothing). */
-export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+/**
+ * The names of the data source's migrations not yet recorded in its schema (read only: creates nothing). Before
+ * the first migration there is no migrations table: every migration is pending. That is checked first because
+ * TypeORM would create the table, which a service's own role may not (and should not) do.
+ */
+export async function pendingMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
+  const table = `"${schema}"."${schema}_migrations"`;
+  const [{ present }]: { present: boolean }[] = await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+  if (!present) return dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name);
   const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
   return pending.map((migration) => migration.name);
 }
@@ -106,7 +113,7 @@ export async function waitForMigrations(
   const started = Date.now();
   let lastLog = -Infinity;
   for (;;) {
-    const pending = await pendingMigrations(dataSource);
+    const pending = await pendingMigrations(dataSource, options.schema);
     if (pending.length === 0) {
       if (lastLog !== -Infinity) options.logger.log(`schema "${options.schema}" is migrated; starting`);
       return;
@@ -132,6 +139,11 @@ export interface OpenDatabaseOptions extends PostgresOptions {
   /** true: apply pending migrations (under the schema's lock). false: use the schema as it is. */
   migrate: boolean;
   /**
+   * The database owner's URL, which creates the database when missing and applies the migrations (the service's
+   * own role, `url`, may do neither). Default: `url`.
+   */
+  migrationsUrl?: string;
+  /**
    * With `migrate: false`: wait up to this long for the schema to be fully migrated by another process,
    * then fail. Left out (tests, tools): no check.
    */
@@ -139,17 +151,20 @@ export interface OpenDatabaseOptions extends PostgresOptions {
 }
 
 /**
- * ensureDatabase + initialize + migrations (applied, or awaited when `migrationsWaitMs` is set): what every
- * service does at start. Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
+ * ensureDatabase + initialize + migrations (applied as the owner, or awaited when `migrationsWaitMs` is set): what
+ * every service does at start; the returned pool connects with `url` (the service's own role). Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
  * waiting for the schema's advisory lock while another replica migrates, and a migration itself (an index
  * build, a backfill), may take far longer than any request should.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSource> {
-  await ensureDatabase(options.url);
+  const migrationsUrl = options.migrationsUrl ?? options.url;
+  // A service's own role may not create the database (nor, where pg_hba is strict, reach the `postgres` database
+  // to look): only the owner does, when it migrates or when the service runs as the owner itself.
+  if (options.migrate || migrationsUrl === options.url) await ensureDatabase(migrationsUrl);
   if (options.migrate) {
     const { statementTimeoutMs: _requestBound, ...unbounded } = options;
     // One connection holds the schema lock while another applies the migrations.
-    const migrating = createPostgresDataSource({ ...unbounded, poolSize: 2 });
+    const migrating = createPostgresDataSource({ ...unbounded, url: migrationsUrl, poolSize: 2 });
     await migrating.initialize();
     try {
       await runMigrations(migrating, options.schema);

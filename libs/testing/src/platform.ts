@@ -4,6 +4,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { serviceDatabaseUrl, setupServiceRoles } from '@interns/database';
 import { ExitResult, freePort, startServiceProcess, ServiceProcess } from './service-process';
 import { getForStream, JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
@@ -44,7 +45,10 @@ export interface RolledService {
 
 /**
  * The whole system as real processes (built dist/), on its own database, NATS prefix, DATA_DIR and ports,
- * for end-to-end tests. Everything is torn down by `stop()`.
+ * for end-to-end tests. As under `npm start`, each service migrates its schema as the database owner and serves
+ * as its own role (`admin db-setup`), so every end-to-end test also proves the roles' grants suffice. `env`
+ * holds the owner's DATABASE_URL (the admin CLI's, and the tests' own queries). Everything, the roles included,
+ * is torn down by `stop()`.
  */
 export class Platform {
   private readonly processes = new Map<PlatformService, ServiceProcess>();
@@ -60,6 +64,10 @@ export class Platform {
 
   static async start(options: { env?: Record<string, string>; services?: PlatformService[] } = {}): Promise<Platform> {
     const database = await createTestDatabase();
+    await setupServiceRoles(database.url).catch(async (error: unknown) => {
+      await database.drop();
+      throw error;
+    });
     const dataDir = await mkdtemp(join(tmpdir(), 'interns-e2e-'));
     // Searchable (not listable) by others: the shell sandbox runs as each intern's own uid and reaches its
     // workspace below DATA_DIR by path.
@@ -163,7 +171,13 @@ export class Platform {
     return startServiceProcess({
       entry: resolve('dist/apps', service, 'src/main.js'),
       port,
-      env: { ...this.env, [`${service.toUpperCase()}_PORT`]: String(port) },
+      env: {
+        ...this.env,
+        // The service's own role to serve; the owner (the platform's DATABASE_URL) to migrate.
+        DATABASE_URL: serviceDatabaseUrl(this.env.DATABASE_URL, service),
+        MIGRATIONS_DATABASE_URL: this.env.MIGRATIONS_DATABASE_URL ?? this.env.DATABASE_URL,
+        [`${service.toUpperCase()}_PORT`]: String(port),
+      },
     });
   }
 

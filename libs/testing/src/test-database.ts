@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { dropServiceRoles } from '@interns/database';
 
 const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -16,7 +17,10 @@ export function assertTestDatabaseName(name: string): void {
   }
 }
 
-/** Creates `interns_test_<random>` on the machine's PostgreSQL; drop() removes it (forcing out connections). */
+/**
+ * Creates `interns_test_<random>` on the machine's PostgreSQL; drop() removes it (forcing out connections) and the
+ * service roles `admin db-setup` may have created for it (`<name>_<service>`), so none is left in the shared cluster.
+ */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `interns_test_${randomBytes(6).toString('hex')}`;
   assertTestDatabaseName(name);
@@ -41,6 +45,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       } finally {
         await client.end();
       }
+      await dropServiceRoles(ADMIN_URL, name);
     },
   };
 }
