@@ -4,7 +4,6 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { serviceDatabaseUrl, setupServiceRoles } from '@interns/database';
 import { ExitResult, freePort, startServiceProcess, ServiceProcess } from './service-process';
 import { getForStream, JsonAnswer, postForStream, SseResponse } from './sse-client';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from './test-database';
@@ -54,6 +53,8 @@ export class Platform {
   private readonly processes = new Map<PlatformService, ServiceProcess>();
   /** Further replicas (e.g. a second runs service or gateway), each on its own port. */
   private readonly replicas: { service: PlatformService; process: ServiceProcess }[] = [];
+  /** Each service's PostgreSQL role (`admin db-setup`). */
+  private readonly serviceRoles = new Map<PlatformService, string>();
 
   private constructor(
     readonly database: TestDatabase,
@@ -64,10 +65,6 @@ export class Platform {
 
   static async start(options: { env?: Record<string, string>; services?: PlatformService[] } = {}): Promise<Platform> {
     const database = await createTestDatabase();
-    await setupServiceRoles(database.url).catch(async (error: unknown) => {
-      await database.drop();
-      throw error;
-    });
     const dataDir = await mkdtemp(join(tmpdir(), 'interns-e2e-'));
     // Searchable (not listable) by others: the shell sandbox runs as each intern's own uid and reaches its
     // workspace below DATA_DIR by path.
@@ -95,6 +92,14 @@ export class Platform {
       ...options.env,
     };
     const platform = new Platform(database, env, ports, dataDir);
+    try {
+      // As `npm start` does: the services' roles, created by the owner (env's DATABASE_URL) with the real command.
+      const setup = await platform.admin<{ roles: { service: PlatformService; role: string }[] }>('db-setup');
+      for (const { service, role } of setup.roles) platform.serviceRoles.set(service, role);
+    } catch (error) {
+      await platform.stop();
+      throw error;
+    }
     // Services migrate their own schemas; starting them in parallel also proves the migration lock. Every start
     // is awaited before a failure is reported, so the stop below also ends services that were still starting.
     const started = await Promise.allSettled((options.services ?? PLATFORM_SERVICES).map((service) => platform.startService(service)));
@@ -174,11 +179,21 @@ export class Platform {
       env: {
         ...this.env,
         // The service's own role to serve; the owner (the platform's DATABASE_URL) to migrate.
-        DATABASE_URL: serviceDatabaseUrl(this.env.DATABASE_URL, service),
+        DATABASE_URL: this.serviceDatabaseUrl(service),
         MIGRATIONS_DATABASE_URL: this.env.MIGRATIONS_DATABASE_URL ?? this.env.DATABASE_URL,
         [`${service.toUpperCase()}_PORT`]: String(port),
       },
     });
+  }
+
+  /** The URL `service` connects with: the platform's database as the service's own role (trust authentication). */
+  serviceDatabaseUrl(service: PlatformService): string {
+    const role = this.serviceRoles.get(service);
+    if (role === undefined) throw new Error(`no database role for ${service}: admin db-setup did not report one`);
+    const url = new URL(this.env.DATABASE_URL);
+    url.username = role;
+    url.password = '';
+    return url.toString();
   }
 
   /** POSTs a chat or invoke body to the gateway; an event stream comes back as an SseResponse. */

@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { PLATFORM_SERVICES, Platform, type PlatformService } from '@interns/testing';
-import { PG_ERROR_CODES, serviceDatabaseUrl, serviceRoleName } from '@interns/database';
+import { PG_ERROR_CODES, serviceRoleName } from '@interns/database';
 import { API, createRunningIntern, prompt, readStream, sleep } from '../testing/chat.fixture';
 import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
@@ -42,7 +42,7 @@ async function connectionsOfTheDatabase(): Promise<Connection[]> {
 }
 
 async function sqlStateAs(service: PlatformService, sql: string): Promise<string> {
-  const client = new pg.Client({ connectionString: serviceDatabaseUrl(platform.database.url, service) });
+  const client = new pg.Client({ connectionString: platform.serviceDatabaseUrl(service) });
   await client.connect();
   try {
     await client.query(sql);
