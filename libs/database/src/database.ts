@@ -164,7 +164,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSo
   if (options.migrate) {
     const { statementTimeoutMs: _requestBound, ...unbounded } = options;
     // One connection holds the schema lock while another applies the migrations.
-    const migrating = createPostgresDataSource({ ...unbounded, url: migrationsUrl, poolSize: 2 });
+    // Its own application_name: in pg_stat_activity the owner's connections are told from the service's.
+    const migrating = createPostgresDataSource({ ...unbounded, url: migrationsUrl, applicationName: `${options.applicationName}-migrate`, poolSize: 2 });
     await migrating.initialize();
     try {
       await runMigrations(migrating, options.schema);
