@@ -151,20 +151,21 @@ export interface OpenDatabaseOptions extends PostgresOptions {
 }
 
 /**
- * ensureDatabase + initialize + migrations (applied as the owner, or awaited when `migrationsWaitMs` is set): what
- * every service does at start; the returned pool connects with `url` (the service's own role). Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
+ * Migrations (applied as the owner, `migrationsUrl`, the database created first if missing; or awaited when
+ * `migrationsWaitMs` is set) + initialize: what every service does at start; the returned pool connects with `url`
+ * (the service's own role). Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
  * waiting for the schema's advisory lock while another replica migrates, and a migration itself (an index
  * build, a backfill), may take far longer than any request should.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSource> {
   const migrationsUrl = options.migrationsUrl ?? options.url;
-  // A service's own role may not create the database (nor, where pg_hba is strict, reach the `postgres` database
-  // to look): only the owner does, when it migrates or when the service runs as the owner itself.
-  if (options.migrate || migrationsUrl === options.url) await ensureDatabase(migrationsUrl);
   if (options.migrate) {
+    // Only the owner creates a missing database: a service's own role may not (nor, where pg_hba is strict, reach
+    // the `postgres` database to look). Without migrating, the migrate step has created it.
+    await ensureDatabase(migrationsUrl);
     const { statementTimeoutMs: _requestBound, ...unbounded } = options;
-    // One connection holds the schema lock while another applies the migrations.
-    // Its own application_name: in pg_stat_activity the owner's connections are told from the service's.
+    // One connection holds the schema lock while another applies the migrations. Its own application_name: in
+    // pg_stat_activity the owner's connections are told from the service's.
     const migrating = createPostgresDataSource({ ...unbounded, url: migrationsUrl, applicationName: `${options.applicationName}-migrate`, poolSize: 2 });
     await migrating.initialize();
     try {
