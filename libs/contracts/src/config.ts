@@ -243,7 +243,10 @@ function statementTimeoutFrom(env: Env, lifecycleRouteDeadlineMs: number): numbe
 /** The database a PostgreSQL URL names (its path), or null when it is no URL; never echoes the URL (it may hold a password). */
 function databaseNameOf(url: string): string | null {
   try {
-    return decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+    const parsed = new URL(url);
+    // Anything else parses too ("user:password@host" as scheme and path): never read a name, or a password, from it.
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return null;
+    return decodeURIComponent(parsed.pathname.replace(/^\//, ''));
   } catch {
     return null;
   }
