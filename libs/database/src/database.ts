@@ -69,6 +69,20 @@ export function createPostgresDataSource(options: PostgresOptions): DataSource {
  * Returns the names of the migrations this call applied (none when another process got there first).
  */
 export async function runMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
+  try {
+    return await runMigrationsLocked(dataSource, schema);
+  } catch (error) {
+    // A service's own role given the migrations: say which URL must name the owner instead.
+    if (pgErrorFields(error).code !== PG_ERROR_CODES.insufficientPrivilege) throw error;
+    throw new Error(
+      `migrating schema "${schema}" was refused (${error instanceof Error ? error.message : String(error)}): migrations run as the ` +
+        'database owner; set MIGRATIONS_DATABASE_URL to the owner\'s URL (or run the migrate step as the owner and start with RUN_MIGRATIONS=false)',
+      { cause: error },
+    );
+  }
+}
+
+async function runMigrationsLocked(dataSource: DataSource, schema: string): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {

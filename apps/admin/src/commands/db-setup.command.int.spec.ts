@@ -6,7 +6,8 @@
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, SERVICE_NAMES, type ServiceName } from '@interns/contracts';
-import { PG_ERROR_CODES, serviceDatabaseUrl, SERVICE_SCHEMAS, ServiceRolesReport } from '@interns/database';
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createPostgresDataSource, PG_ERROR_CODES, runMigrations, serviceDatabaseUrl, SERVICE_SCHEMAS, ServiceRolesReport } from '@interns/database';
 import { createTestDatabase, TestDatabase } from '@interns/testing';
 import { runAdmin } from '../admin.cli';
 import { UsageError } from '../admin.errors';
@@ -199,5 +200,30 @@ describe('admin db-setup', () => {
   it('takes no arguments', () => {
     expect(() => parseDbSetupArgs(['--force'])).toThrow(UsageError);
     expect(() => parseDbSetupArgs([])).not.toThrow();
+  });
+});
+
+describe("a service's role given the migrations", () => {
+  it('is refused with a message naming MIGRATIONS_DATABASE_URL', async () => {
+    class CreateProbeTable1 implements MigrationInterface {
+      async up(runner: QueryRunner): Promise<void> {
+        await runner.query('CREATE TABLE webhooks.made_by_role (id int)');
+      }
+      async down(runner: QueryRunner): Promise<void> {
+        await runner.query('DROP TABLE webhooks.made_by_role');
+      }
+    }
+    const dataSource = createPostgresDataSource({
+      url: serviceDatabaseUrl(db.url, 'webhooks'),
+      schema: 'webhooks',
+      migrations: [CreateProbeTable1],
+      applicationName: 'db-setup.command.int.spec',
+    });
+    await dataSource.initialize();
+    try {
+      await expect(runMigrations(dataSource, 'webhooks')).rejects.toThrow(/migrations run as the database owner; set MIGRATIONS_DATABASE_URL/);
+    } finally {
+      await dataSource.destroy();
+    }
   });
 });
