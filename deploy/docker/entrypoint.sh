@@ -1,7 +1,8 @@
 #!/bin/sh
 # The image's entry point. APP (a build argument, baked into the image) picks what runs:
 #   APP=gateway|lifecycle|runs|analytics|webhooks  serve that app, or run `<image> migrate` to apply its schema and exit
-#   APP=migrations                        apply every app's schema and exit (compose `migrations`, the Kubernetes Job)
+#   APP=migrations                        create the services' database roles, apply every app's schema and exit
+#                                         (compose `migrations`, the Kubernetes Job)
 # and in every image `<image> admin <command> ...`: the admin CLI (compose's `nats-setup` step and `admin` tool).
 # `exec`: node replaces the shell, so tini's signals (SIGTERM on stop) reach it directly.
 set -eu

@@ -4,7 +4,7 @@
  */
 import 'reflect-metadata';
 import { PATH_METADATA } from '@nestjs/common/constants';
-import { loadConfig, PlatformConfig, ServiceName } from '@interns/contracts';
+import { databasePasswordVariable, loadConfig, PlatformConfig, SERVICE_NAMES, ServiceName } from '@interns/contracts';
 import { HealthHttpController } from '../../libs/service-runtime/src/health.http.controller';
 
 type PortKey = { [K in keyof PlatformConfig]: PlatformConfig[K] extends number ? K : never }[keyof PlatformConfig];
@@ -18,7 +18,7 @@ export const APPS: readonly { app: ServiceName; portKey: PortKey }[] = [
   { app: 'webhooks', portKey: 'webhooksPort' },
 ];
 
-/** The one-shot step that applies every schema (compose service, Kubernetes Job). */
+/** The one-shot step that creates the services' database roles and applies every schema (compose service, Kubernetes Job). */
 export const MIGRATIONS = 'migrations';
 
 /** Compose's one-shot step that writes the NATS users (`admin nats-setup --split`), and its admin CLI tool service. */
@@ -35,7 +35,8 @@ export const SECRETS_OF: Readonly<Record<ServiceName | typeof MIGRATIONS, readon
   runs: ['DATABASE_URL', 'MODEL_API_KEY'],
   analytics: ['DATABASE_URL'],
   webhooks: ['DATABASE_URL'],
-  migrations: ['DATABASE_URL'],
+  // The owner's URL, and the password db-setup gives each service's role.
+  migrations: ['DATABASE_URL', ...SERVICE_NAMES.map(databasePasswordVariable)],
 };
 
 /** Every secret name some process is given. */

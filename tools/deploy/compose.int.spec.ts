@@ -12,6 +12,7 @@ import { copyFile, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig, NATS_PROCESSES } from '@interns/contracts';
+import { databaseNameOf, serviceRoleName } from '@interns/database';
 import { ADMIN, APPS, configEnvNames, healthRoutes, MIGRATIONS, NATS_SETUP, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
 import { ComposeFile, ComposeService, ComposeVolumeMount, readComposeFile } from './compose-file';
 import { runNode } from './node-process';
@@ -108,12 +109,20 @@ describe('docker-compose.yml', () => {
 
   it('sets only environment names the apps read, never migrates in an app, and migrates the database the apps use', () => {
     const known = configEnvNames();
+    const owner = new URL(compose.services[MIGRATIONS].environment?.DATABASE_URL ?? '');
     for (const { app } of APPS) {
       const environment = compose.services[app].environment ?? {};
       expect({ app, unknown: Object.keys(environment).filter((name) => !known.has(name)) }).toEqual({ app, unknown: [] });
       expect(environment.RUN_MIGRATIONS).toBe('false');
       expect(loadConfig(environment).runMigrations).toBe(false);
-      expect(environment.DATABASE_URL).toBe(compose.services[MIGRATIONS].environment?.DATABASE_URL);
+      // The owner's database, as the app's own role (admin db-setup's name for it), never as the owner.
+      const own = new URL(environment.DATABASE_URL ?? '');
+      expect({ app, host: own.host, database: own.pathname, user: own.username }).toEqual({
+        app,
+        host: owner.host,
+        database: owner.pathname,
+        user: serviceRoleName(databaseNameOf(owner.toString()), app),
+      });
     }
     expect(Object.keys(compose.services[MIGRATIONS].environment ?? {}).filter((name) => !known.has(name))).toEqual([]);
   });

@@ -15,6 +15,7 @@ import * as models from 'kubernetes-models';
 import { parseAllDocuments } from 'yaml';
 import { fromSeed } from '@nats-io/nkeys';
 import { loadConfig } from '@interns/contracts';
+import { serviceDatabaseUrl } from '@interns/database';
 import { parseNatsCreds } from '@interns/messaging';
 import { KUBECTL, notInstalled } from '../test/preflight';
 import { appEntry, runProcess } from './node-process';
@@ -444,10 +445,11 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     expect(jobEnvironment.secretNames).toHaveLength(1);
     expect(isSecretNamed(jobEnvironment.secretNames[0] ?? '', `${MIGRATIONS}-secrets`)).toBe(true);
     if (overlay === 'dev') {
-      expect(Object.keys(jobEnvironment.secretData)).toEqual([...SECRETS_OF.migrations]);
-      // The database the apps use.
+      expect(Object.keys(jobEnvironment.secretData).sort()).toEqual([...SECRETS_OF.migrations].sort());
+      // The database the apps use, which each app reaches as its own role (admin db-setup's), never as the owner.
+      const owner = jobEnvironment.secretData.DATABASE_URL;
       for (const { app } of APPS) {
-        expect({ app, url: environmentOf(appContainer(app)).secretData.DATABASE_URL }).toEqual({ app, url: jobEnvironment.secretData.DATABASE_URL });
+        expect({ app, url: environmentOf(appContainer(app)).secretData.DATABASE_URL }).toEqual({ app, url: serviceDatabaseUrl(owner, app) });
       }
     }
     expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);

@@ -1,7 +1,8 @@
 /**
- * Migrations as a separate step (compose `migrations` service, Kubernetes Job): `main.js migrate` applies an
- * app's schema and exits, and a service started with RUN_MIGRATIONS=false neither listens nor serves until
- * that step has run, and gives up with a clear message after MIGRATIONS_WAIT_MS.
+ * Migrations as a separate step (compose `migrations` service, Kubernetes Job): `admin db-setup` creates the
+ * services' roles and `main.js migrate` applies an app's schema and exits, and a service started with
+ * RUN_MIGRATIONS=false (as its own role, as deployed) neither listens nor serves until that step has run, and
+ * gives up with a clear message after MIGRATIONS_WAIT_MS.
  * Runs the built apps (`npm run build` first), against a database of its own.
  */
 import { existsSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { copyFile, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { serviceDatabaseUrl } from '@interns/database';
 import { createTestDatabase, freePort, TestDatabase, testNatsPrefix, waitForHttp } from '@interns/testing';
 import { appEntry, NodeRun, runNode, runProcess, startNode } from './node-process';
 
@@ -122,6 +124,8 @@ describe('migrate command', () => {
 
         const all = await entrypoint({ APP: 'migrations' });
         expect({ code: all.code, stderr: all.stderr }).toEqual({ code: 0, stderr: '' });
+        // The roles first (admin db-setup's JSON line), then the schemas.
+        expect(all.stdout.split('\n')[0]).toContain(`"role":"${db.name}_runs"`);
         for (const { app, schema } of APPS) {
           expect(all.stdout).toContain(`${app}: schema "${schema}": applied `);
           expect((await recordedMigrations(db.url, schema)).length).toBeGreaterThan(0);
@@ -157,15 +161,17 @@ describe('migrate command', () => {
   );
 
   it(
-    'with RUN_MIGRATIONS=false a service does not listen on an unmigrated schema, and serves once the migrate step ran',
+    'with RUN_MIGRATIONS=false a service (as its own role) does not listen on an unmigrated schema, and serves once the migrate step ran',
     async () => {
       const db = await freshDatabase();
+      // As deployed: the roles exist before anything is migrated, and each service connects as its own.
+      expect((await runNode(appEntry('admin'), ['db-setup'], { DATABASE_URL: db.url })).code).toBe(0);
       // The gateway has its own bootstrap; analytics stands for the services built on bootstrapService.
       const waiting = await Promise.all(
         APPS.filter(({ app }) => app === 'gateway' || app === 'analytics').map(async ({ app, portVariable }) => {
           const port = await freePort();
           const env = {
-            DATABASE_URL: db.url,
+            DATABASE_URL: serviceDatabaseUrl(db.url, app),
             NATS_PREFIX: testNatsPrefix(),
             DATA_DIR: dataDir,
             RUN_MIGRATIONS: 'false',

@@ -4,11 +4,12 @@ import { AdminResources } from './admin.resources';
 import { parseApplyArgs, runApply } from './commands/apply.command';
 import { parseAuditArgs, runAudit } from './commands/audit.command';
 import { parseChatappInstalledArgs, runChatappInstalled } from './commands/chatapp-installed.command';
+import { parseDbSetupArgs, runDbSetup } from './commands/db-setup.command';
 import { parseInternKeyArgs, runInternKey } from './commands/intern-key.command';
 import { parseNatsSetupArgs, runNatsSetup } from './commands/nats-setup.command';
 import { parseOauthTokenArgs, runOauthToken } from './commands/oauth-token.command';
 
-export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit', 'nats-setup'] as const;
+export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit', 'nats-setup', 'db-setup'] as const;
 
 export const USAGE = [
   'usage: npm run admin -- <command> ...',
@@ -18,6 +19,7 @@ export const USAGE = [
   '  chatapp-installed --workspace <uuid>',
   '  audit --intern <intern_id>',
   '  nats-setup --dir <dir> [--prefix <prefix>] [--store-dir <path>] [--split]',
+  '  db-setup',
 ].join('\n');
 
 export interface AdminIo {
@@ -55,6 +57,9 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
         return await runAudit(parseAuditArgs(args), resources.daemonAuditLookup());
       case 'nats-setup':
         return await runNatsSetup(parseNatsSetupArgs(args, config.natsPrefix));
+      case 'db-setup':
+        parseDbSetupArgs(args);
+        return await runDbSetup(config);
     }
   } finally {
     await resources.close();

@@ -28,6 +28,7 @@ export class AdminResources {
   identityStore = async (): Promise<IdentityStore> => {
     this.dataSource ??= openDatabase({
       url: this.config.databaseUrl,
+      migrationsUrl: this.config.migrationsDatabaseUrl,
       schema: IDENTITY_SCHEMA,
       migrations: identityMigrations,
       applicationName: 'admin',

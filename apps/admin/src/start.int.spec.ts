@@ -1,14 +1,18 @@
 /**
  * The built `npm start` launcher: it refuses to start without PostgreSQL or NATS (one line, exit 1, at
- * once), and shows the services' JSON log lines human-readable when asked to (LOG_FORMAT=pretty, as on a
+ * once), creates the services' database roles and starts each service as its own role (pg_stat_activity),
+ * and shows the services' JSON log lines human-readable when asked to (LOG_FORMAT=pretty, as on a
  * terminal) while a pipe gets the JSON lines as they are.
  */
-import { spawn } from 'node:child_process';
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort, killProcess, testNatsPrefix } from '@interns/testing';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { SERVICE_NAMES } from '@interns/contracts';
+import { createTestDatabase, deleteTestStreams, freePort, killProcess, TestDatabase, testNatsPrefix } from '@interns/testing';
 
 const START = resolve('dist/apps/admin/src/start.js');
 const POSTGRES_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -23,12 +27,14 @@ interface Exit {
 
 const running = new Set<number>();
 
-function runLauncher(env: Record<string, string>): Promise<Exit> {
+/** The launcher, started; `exit` settles once it has exited and its output is complete. */
+function startLauncher(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; exit: Promise<Exit> } {
   const { NODE_OPTIONS: _jestOnly, LOG_FORMAT: _chosenHere, ...inherited } = process.env;
-  return new Promise((done, fail) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [START], { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (child.pid !== undefined) running.add(child.pid);
+  const started = Date.now();
+  const child = spawn(process.execPath, [START], { env: { ...inherited, ...env }, stdio: 'pipe' });
+  child.stdin.end();
+  if (child.pid !== undefined) running.add(child.pid);
+  const exit = new Promise<Exit>((done, fail) => {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -39,6 +45,22 @@ function runLauncher(env: Record<string, string>): Promise<Exit> {
       done({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
+  return { child, exit };
+}
+
+function runLauncher(env: Record<string, string>): Promise<Exit> {
+  return startLauncher(env).exit;
+}
+
+/** Every service's ports, free a moment ago. */
+async function servicePorts(): Promise<Record<string, string>> {
+  return {
+    GATEWAY_PORT: String(await freePort()),
+    LIFECYCLE_PORT: String(await freePort()),
+    RUNS_PORT: String(await freePort()),
+    ANALYTICS_PORT: String(await freePort()),
+    WEBHOOKS_PORT: String(await freePort()),
+  };
 }
 
 /** A URL whose port nothing listens on (it was free a moment ago). */
@@ -88,31 +110,89 @@ describe('npm start (built launcher)', () => {
     });
   });
 
-  describe("the services' logs", () => {
+  describe('with PostgreSQL and NATS', () => {
+    let db: TestDatabase;
     let dataDir: string;
     let env: Record<string, string>;
 
     beforeAll(async () => {
+      db = await createTestDatabase();
       dataDir = await mkdtemp(join(tmpdir(), 'interns-start-'));
-      // PostgreSQL and NATS answer, but the database refuses the role: every service logs why it cannot
-      // start and exits, which ends the launcher (exit 1) without creating or migrating anything.
-      const refused = new URL(POSTGRES_URL);
+      env = { DATABASE_URL: db.url, NATS_URL, NATS_PREFIX: testNatsPrefix(), DATA_DIR: dataDir, ...(await servicePorts()) };
+    });
+
+    afterAll(async () => {
+      await deleteTestStreams(env.NATS_PREFIX, NATS_URL).catch(() => undefined);
+      // Drops the roles the launcher created too (TestDatabase.drop).
+      await db?.drop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('creates the database roles and starts each service as its own role, none as the owner', async () => {
+      const launcher = startLauncher(env);
+      try {
+        const seen = new Map<string, Set<string>>();
+        const admin = new pg.Client({ connectionString: db.url });
+        await admin.connect();
+        try {
+          // Each service connects once migrated (its migrations run as the owner, named `<service>-migrate`); idle
+          // connections close after a while, so look until every service was seen serving.
+          const serving = () => SERVICE_NAMES.filter((service) => seen.has(service)).length;
+          for (let attempt = 0; attempt < 120 && serving() < SERVICE_NAMES.length; attempt++) {
+            await sleep(500);
+            const { rows } = await admin.query<{ usename: string; application_name: string }>(
+              `SELECT usename, application_name FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+            );
+            for (const { usename, application_name } of rows) seen.set(application_name, (seen.get(application_name) ?? new Set()).add(usename));
+          }
+        } finally {
+          await admin.end();
+        }
+        const services = [...seen].filter(([name]) => (SERVICE_NAMES as readonly string[]).includes(name));
+        expect(Object.fromEntries(services.map(([name, users]) => [name, [...users]]))).toEqual(
+          Object.fromEntries(SERVICE_NAMES.map((service) => [service, [`${db.name}_${service}`]])),
+        );
+      } finally {
+        launcher.child.kill('SIGTERM');
+      }
+      const result = await launcher.exit;
+      expect(result.stderr).toContain(`npm start: database "${db.name}": services connect as ${SERVICE_NAMES.map((service) => `${db.name}_${service}`).join(', ')}\n`);
+    }, 120_000);
+
+    it('prints one line and exits 1 when the roles cannot be created', async () => {
+      // Refused by PostgreSQL (no such owner), so nothing is started.
+      const refused = new URL(db.url);
       refused.username = 'interns_start_spec_no_such_role';
-      refused.pathname = '/interns_start_spec_never_created';
+      const result = await runLauncher({ ...env, DATABASE_URL: refused.toString() });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^npm start: creating the services' database roles \(admin db-setup\) failed: .*interns_start_spec_no_such_role.*\n$/);
+    }, 60_000);
+  });
+
+  describe("the services' logs", () => {
+    let db: TestDatabase;
+    let dataDir: string;
+    let env: Record<string, string>;
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      dataDir = await mkdtemp(join(tmpdir(), 'interns-start-'));
+      // PostgreSQL and NATS answer and the roles are made, but every service refuses a setting: each logs why it
+      // cannot start and exits, which ends the launcher (exit 1) before anything is migrated.
       env = {
-        DATABASE_URL: refused.toString(),
+        DATABASE_URL: db.url,
+        LOG_LEVEL: 'interns_start_spec_bad_level',
         NATS_URL,
         NATS_PREFIX: testNatsPrefix(),
         DATA_DIR: dataDir,
-        GATEWAY_PORT: String(await freePort()),
-        LIFECYCLE_PORT: String(await freePort()),
-        RUNS_PORT: String(await freePort()),
-        ANALYTICS_PORT: String(await freePort()),
-        WEBHOOKS_PORT: String(await freePort()),
+        ...(await servicePorts()),
       };
     });
 
     afterAll(async () => {
+      await db?.drop();
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
 
@@ -133,7 +213,7 @@ describe('npm start (built launcher)', () => {
       expect(result.code).toBe(1);
       const lines = logLines(result.stdout);
       expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] FATAL: (lifecycle|runs|analytics|webhooks|gateway) .*failed to start/));
-      expect(result.stdout).toContain('interns_start_spec_no_such_role');
+      expect(result.stdout).toContain('interns_start_spec_bad_level');
       expect(lines.filter((line) => line.startsWith('{"level"'))).toEqual([]);
     }, 60_000);
   });

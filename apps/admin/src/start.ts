@@ -1,13 +1,18 @@
 /**
  * `npm start`: runs gateway, lifecycle, runs, analytics and webhooks as separate processes in the foreground.
- * First it checks that PostgreSQL and NATS answer (one line naming what is missing, exit 1). Each service
- * creates the database if missing and applies its own schema's migrations before it serves (RUN_MIGRATIONS,
- * default true). Their JSON log lines are shown human-readable on a terminal (LOG_FORMAT overrides it).
+ * First it checks that PostgreSQL and NATS answer (one line naming what is missing, exit 1), then, as the
+ * database owner (MIGRATIONS_DATABASE_URL, else DATABASE_URL), creates the database if missing and each
+ * service's role (`admin db-setup`). Each service applies its own schema's migrations as the owner
+ * (RUN_MIGRATIONS, default true) and serves as its own role (its DATABASE_URL: the owner's with the role's
+ * name). Their JSON log lines are shown human-readable on a terminal (LOG_FORMAT overrides it).
  * Ctrl-C or SIGTERM stops all of them; if one dies, the others are stopped too and the exit code says so.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { databasePasswordVariable, loadConfig, SERVICE_NAMES, type ServiceName } from '@interns/contracts';
+import { serviceDatabaseUrl } from '@interns/database';
+import { runDbSetup } from './commands/db-setup.command';
 import { infrastructurePreflight } from './launcher/infrastructure-preflight';
 import { chooseLogFormat, colorsFor, type LogFormat, prettifyLines } from './launcher/log-format';
 
@@ -28,12 +33,35 @@ function launchEnv(): NodeJS.ProcessEnv {
   return { ...process.env, OIDC_LOCAL_DEV: 'true' };
 }
 
-function startServices(format: LogFormat): void {
+type DatabaseEnv = Record<'DATABASE_URL' | 'MIGRATIONS_DATABASE_URL', string>;
+
+/**
+ * `admin db-setup` as the owner, then each service's database settings: its own role's URL (with its password when
+ * `<SERVICE>_DATABASE_PASSWORD` is set), and the owner's for its migrations. Only the database settings are read
+ * here: any other bad setting is reported by the services themselves, as they start.
+ */
+async function serviceDatabaseEnvs(): Promise<Record<ServiceName, DatabaseEnv>> {
+  const names = ['DATABASE_URL', 'MIGRATIONS_DATABASE_URL', ...SERVICE_NAMES.map(databasePasswordVariable)];
+  const config = loadConfig(Object.fromEntries(names.map((name) => [name, process.env[name]])));
+  const report = await runDbSetup(config).catch((error: unknown) => {
+    throw new Error(`creating the services' database roles (admin db-setup) failed: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  process.stderr.write(`npm start: database "${report.database}": services connect as ${report.roles.map(({ role }) => role).join(', ')}\n`);
+  const owner = config.migrationsDatabaseUrl;
+  return Object.fromEntries(
+    SERVICE_NAMES.map((service) => [
+      service,
+      { DATABASE_URL: serviceDatabaseUrl(owner, service, config.databaseRolePasswords[service]), MIGRATIONS_DATABASE_URL: owner },
+    ]),
+  ) as Record<ServiceName, DatabaseEnv>;
+}
+
+function startServices(format: LogFormat, databaseEnvs: Record<ServiceName, DatabaseEnv>): void {
   const colorize = colorsFor(process.stdout.isTTY === true);
   for (const service of SERVICES) {
     const child = spawn(process.execPath, [join(appsDir, service, 'src', 'main.js')], {
       stdio: ['inherit', format === 'pretty' ? 'pipe' : 'inherit', 'inherit'],
-      env: launchEnv(),
+      env: { ...launchEnv(), ...databaseEnvs[service] },
     });
     children.set(service, child);
     if (child.stdout) void prettifyLines(child.stdout, process.stdout, colorize);
@@ -78,9 +106,9 @@ try {
     process.stderr.write(`${missing.join('\n')}\n`);
     process.exit(1);
   }
-  startServices(format);
+  startServices(format, await serviceDatabaseEnvs());
 } catch (error) {
-  // A bad LOG_FORMAT, DATABASE_URL or NATS_URL: one line, not a stack trace.
+  // A bad LOG_FORMAT, DATABASE_URL or NATS_URL, or roles the owner may not create: one line, not a stack trace.
   process.stderr.write(`npm start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }

@@ -73,6 +73,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
   try {
     dataSource = await openDatabase({
       url: config.databaseUrl,
+      migrationsUrl: config.migrationsDatabaseUrl,
       schema: IDENTITY_SCHEMA,
       migrations: identityMigrations,
       applicationName: 'gateway',

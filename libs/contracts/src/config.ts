@@ -1,9 +1,19 @@
+import { SERVICE_NAMES, type ServiceName } from './subjects';
+
 /**
  * Environment names and defaults of CONTRACT sections 10 and 11, read once per process. Longer than 300 lines on
  * purpose: every setting, its default and its meaning in one place (the README table is checked against it).
  */
 export interface PlatformConfig {
+  /** DATABASE_URL: what this process connects with; a service's own role (`admin db-setup`), the owner for admin and migrations. */
   databaseUrl: string;
+  /**
+   * MIGRATIONS_DATABASE_URL: the database owner, which applies migrations (RUN_MIGRATIONS=true, `main.js migrate`) and
+   * runs `admin db-setup`; defaults to DATABASE_URL (one URL for everything, as before service roles).
+   */
+  migrationsDatabaseUrl: string;
+  /** `<SERVICE>_DATABASE_PASSWORD`: the password `admin db-setup` gives each service's role; null: left as it is. */
+  databaseRolePasswords: Record<ServiceName, string | null>;
   natsUrl: string;
   natsPrefix: string;
   /** NATS_CREDS_DIR: each process authenticates with `<dir>/<process>.creds` (from `admin nats-setup`); null: anonymous. */
@@ -186,6 +196,11 @@ export const DEFAULT_MAX_EVENT_BYTES = 262144;
 
 type Env = Record<string, string | undefined>;
 
+/** The variable holding the password `admin db-setup` sets on `service`'s role, e.g. `RUNS_DATABASE_PASSWORD`. */
+export function databasePasswordVariable(service: ServiceName): string {
+  return `${service.toUpperCase()}_DATABASE_PASSWORD`;
+}
+
 function intFrom(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -237,12 +252,46 @@ function statementTimeoutFrom(env: Env, lifecycleRouteDeadlineMs: number): numbe
   return value;
 }
 
+/** The database a PostgreSQL URL names (its path), or null when it is no URL; never echoes the URL (it may hold a password). */
+function databaseNameOf(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    // Anything else parses too ("user:password@host" as scheme and path): never read a name, or a password, from it.
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return null;
+    return decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * MIGRATIONS_DATABASE_URL must name the database DATABASE_URL names: a service migrating one database and serving
+ * from another would wait for its migrations forever.
+ */
+function migrationsDatabaseUrlFrom(env: Env, databaseUrl: string): string {
+  const migrationsUrl = stringFrom(env, 'MIGRATIONS_DATABASE_URL', databaseUrl);
+  if (migrationsUrl === databaseUrl) return migrationsUrl;
+  const served = databaseNameOf(databaseUrl);
+  const migrated = databaseNameOf(migrationsUrl);
+  if (migrated === null) throw new Error('MIGRATIONS_DATABASE_URL must be a postgres:// URL');
+  if (served === null) throw new Error('DATABASE_URL must be a postgres:// URL');
+  if (migrated !== served) {
+    throw new Error(`MIGRATIONS_DATABASE_URL names database "${migrated}" but DATABASE_URL names "${served}": both must name the same database`);
+  }
+  return migrationsUrl;
+}
+
 export function loadConfig(env: Env): PlatformConfig {
   const dataDir = stringFrom(env, 'DATA_DIR', './.data');
   const lifecycleRouteDeadlineMs = intFrom(env, 'LIFECYCLE_ROUTE_DEADLINE_MS', 10000);
   const runtimeSandbox = oneOf(env, 'RUNTIME_SANDBOX', RUNTIME_SANDBOX_NAMES, 'bwrap');
+  const databaseUrl = stringFrom(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/interns');
   return {
-    databaseUrl: stringFrom(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/interns'),
+    databaseUrl,
+    migrationsDatabaseUrl: migrationsDatabaseUrlFrom(env, databaseUrl),
+    databaseRolePasswords: Object.fromEntries(
+      SERVICE_NAMES.map((service) => [service, optionalFrom(env, databasePasswordVariable(service))]),
+    ) as Record<ServiceName, string | null>,
     natsUrl: stringFrom(env, 'NATS_URL', 'nats://127.0.0.1:4222'),
     natsPrefix: stringFrom(env, 'NATS_PREFIX', 'interns'),
     natsCredsDir: optionalFrom(env, 'NATS_CREDS_DIR'),

@@ -69,6 +69,20 @@ export function createPostgresDataSource(options: PostgresOptions): DataSource {
  * Returns the names of the migrations this call applied (none when another process got there first).
  */
 export async function runMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
+  try {
+    return await runMigrationsLocked(dataSource, schema);
+  } catch (error) {
+    // A service's own role given the migrations: say which URL must name the owner instead.
+    if (pgErrorFields(error).code !== PG_ERROR_CODES.insufficientPrivilege) throw error;
+    throw new Error(
+      `migrating schema "${schema}" was refused (${error instanceof Error ? error.message : String(error)}): migrations run as the ` +
+        'database owner; set MIGRATIONS_DATABASE_URL to the owner\'s URL (or run the migrate step as the owner and start with RUN_MIGRATIONS=false)',
+      { cause: error },
+    );
+  }
+}
+
+async function runMigrationsLocked(dataSource: DataSource, schema: string): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -85,8 +99,15 @@ export async function runMigrations(dataSource: DataSource, schema: string): Pro
   }
 }
 
-/** The names of the data source's migrations not yet recorded in its schema (read only: creates nothing). */
-export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+/**
+ * The names of the data source's migrations not yet recorded in its schema (read only: creates nothing). Before
+ * the first migration there is no migrations table: every migration is pending. That is checked first because
+ * TypeORM would create the table, which a service's own role may not (and should not) do.
+ */
+export async function pendingMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
+  const table = `"${schema}"."${schema}_migrations"`;
+  const [{ present }]: { present: boolean }[] = await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+  if (!present) return dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name);
   const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
   return pending.map((migration) => migration.name);
 }
@@ -106,7 +127,7 @@ export async function waitForMigrations(
   const started = Date.now();
   let lastLog = -Infinity;
   for (;;) {
-    const pending = await pendingMigrations(dataSource);
+    const pending = await pendingMigrations(dataSource, options.schema);
     if (pending.length === 0) {
       if (lastLog !== -Infinity) options.logger.log(`schema "${options.schema}" is migrated; starting`);
       return;
@@ -132,6 +153,11 @@ export interface OpenDatabaseOptions extends PostgresOptions {
   /** true: apply pending migrations (under the schema's lock). false: use the schema as it is. */
   migrate: boolean;
   /**
+   * The database owner's URL, which creates the database when missing and applies the migrations (the service's
+   * own role, `url`, may do neither). Default: `url`.
+   */
+  migrationsUrl?: string;
+  /**
    * With `migrate: false`: wait up to this long for the schema to be fully migrated by another process,
    * then fail. Left out (tests, tools): no check.
    */
@@ -139,17 +165,22 @@ export interface OpenDatabaseOptions extends PostgresOptions {
 }
 
 /**
- * ensureDatabase + initialize + migrations (applied, or awaited when `migrationsWaitMs` is set): what every
- * service does at start. Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
+ * Migrations (applied as the owner, `migrationsUrl`, the database created first if missing; or awaited when
+ * `migrationsWaitMs` is set) + initialize: what every service does at start; the returned pool connects with `url`
+ * (the service's own role). Migrations run on a short-lived pool of their own without `statementTimeoutMs`:
  * waiting for the schema's advisory lock while another replica migrates, and a migration itself (an index
  * build, a backfill), may take far longer than any request should.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DataSource> {
-  await ensureDatabase(options.url);
+  const migrationsUrl = options.migrationsUrl ?? options.url;
   if (options.migrate) {
+    // Only the owner creates a missing database: a service's own role may not (nor, where pg_hba is strict, reach
+    // the `postgres` database to look). Without migrating, the migrate step has created it.
+    await ensureDatabase(migrationsUrl);
     const { statementTimeoutMs: _requestBound, ...unbounded } = options;
-    // One connection holds the schema lock while another applies the migrations.
-    const migrating = createPostgresDataSource({ ...unbounded, poolSize: 2 });
+    // One connection holds the schema lock while another applies the migrations. Its own application_name: in
+    // pg_stat_activity the owner's connections are told from the service's.
+    const migrating = createPostgresDataSource({ ...unbounded, url: migrationsUrl, applicationName: `${options.applicationName}-migrate`, poolSize: 2 });
     await migrating.initialize();
     try {
       await runMigrations(migrating, options.schema);

@@ -1,3 +1,4 @@
 export * from './database';
+export * from './database-roles';
 export * from './pg-errors';
 export * from './prepared-reads';

@@ -2,6 +2,10 @@
 export const PG_ERROR_CODES = {
   uniqueViolation: '23505',
   duplicateDatabase: '42P04',
+  /** CREATE ROLE of a name that exists (another process created it first). */
+  duplicateObject: '42710',
+  /** A role lacks a privilege (a service's role on another service's schema). */
+  insufficientPrivilege: '42501',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
   /** statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS) or a cancel request ended the statement. */

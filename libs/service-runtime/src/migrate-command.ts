@@ -34,10 +34,11 @@ export async function migrateSchema(
   target: MigrationTarget,
   env: Record<string, string | undefined> = process.env,
 ): Promise<string[]> {
-  const { databaseUrl } = loadConfig(env);
-  await ensureDatabase(databaseUrl);
+  // The owner: MIGRATIONS_DATABASE_URL, or DATABASE_URL where one URL serves everything (the migrate step's own).
+  const { migrationsDatabaseUrl } = loadConfig(env);
+  await ensureDatabase(migrationsDatabaseUrl);
   const dataSource = createPostgresDataSource({
-    url: databaseUrl,
+    url: migrationsDatabaseUrl,
     schema: target.schema,
     migrations: target.migrations,
     applicationName: `${target.service}-migrate`,

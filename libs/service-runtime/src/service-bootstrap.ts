@@ -151,6 +151,7 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
   try {
     dataSource = await openDatabase({
       url: config.databaseUrl,
+      migrationsUrl: config.migrationsDatabaseUrl,
       schema: options.schema,
       migrations: options.migrations,
       entities: options.entities,

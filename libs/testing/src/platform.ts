@@ -45,12 +45,17 @@ export interface RolledService {
 
 /**
  * The whole system as real processes (built dist/), on its own database, NATS prefix, DATA_DIR and ports,
- * for end-to-end tests. Everything is torn down by `stop()`.
+ * for end-to-end tests. As under `npm start`, each service migrates its schema as the database owner and serves
+ * as its own role (`admin db-setup`), so every end-to-end test also proves the roles' grants suffice. `env`
+ * holds the owner's DATABASE_URL (the admin CLI's, and the tests' own queries). Everything, the roles included,
+ * is torn down by `stop()`.
  */
 export class Platform {
   private readonly processes = new Map<PlatformService, ServiceProcess>();
   /** Further replicas (e.g. a second runs service or gateway), each on its own port. */
   private readonly replicas: { service: PlatformService; process: ServiceProcess }[] = [];
+  /** Each service's PostgreSQL role (`admin db-setup`). */
+  private readonly serviceRoles = new Map<PlatformService, string>();
 
   private constructor(
     readonly database: TestDatabase,
@@ -88,6 +93,14 @@ export class Platform {
       ...options.env,
     };
     const platform = new Platform(database, env, ports, dataDir);
+    try {
+      // As `npm start` does: the services' roles, created by the owner (env's DATABASE_URL) with the real command.
+      const setup = await platform.admin<{ roles: { service: PlatformService; role: string }[] }>('db-setup');
+      for (const { service, role } of setup.roles) platform.serviceRoles.set(service, role);
+    } catch (error) {
+      await platform.stop();
+      throw error;
+    }
     // Services migrate their own schemas; starting them in parallel also proves the migration lock. Every start
     // is awaited before a failure is reported, so the stop below also ends services that were still starting.
     const started = await Promise.allSettled((options.services ?? PLATFORM_SERVICES).map((service) => platform.startService(service)));
@@ -164,8 +177,24 @@ export class Platform {
     return startServiceProcess({
       entry: resolve('dist/apps', service, 'src/main.js'),
       port,
-      env: { ...this.env, [`${service.toUpperCase()}_PORT`]: String(port) },
+      env: {
+        ...this.env,
+        // The service's own role to serve; the owner (the platform's DATABASE_URL) to migrate.
+        DATABASE_URL: this.serviceDatabaseUrl(service),
+        MIGRATIONS_DATABASE_URL: this.env.MIGRATIONS_DATABASE_URL ?? this.env.DATABASE_URL,
+        [`${service.toUpperCase()}_PORT`]: String(port),
+      },
     });
+  }
+
+  /** The URL `service` connects with: the platform's database as the service's own role (trust authentication). */
+  serviceDatabaseUrl(service: PlatformService): string {
+    const role = this.serviceRoles.get(service);
+    if (role === undefined) throw new Error(`no database role for ${service}: admin db-setup did not report one`);
+    const url = new URL(this.env.DATABASE_URL);
+    url.username = role;
+    url.password = '';
+    return url.toString();
   }
 
   /** POSTs a chat or invoke body to the gateway; an event stream comes back as an SseResponse. */

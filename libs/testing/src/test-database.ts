@@ -16,7 +16,10 @@ export function assertTestDatabaseName(name: string): void {
   }
 }
 
-/** Creates `interns_test_<random>` on the machine's PostgreSQL; drop() removes it (forcing out connections). */
+/**
+ * Creates `interns_test_<random>` on the machine's PostgreSQL; drop() removes it (forcing out connections) and the
+ * roles named after it (`admin db-setup`'s `<name>_<service>`), so none is left in the shared cluster.
+ */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `interns_test_${randomBytes(6).toString('hex')}`;
   assertTestDatabaseName(name);
@@ -38,6 +41,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await client.connect();
       try {
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        // With the database gone, its roles hold nothing any more and can go too.
+        const { rows } = await client.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)', [`${name}_`]);
+        for (const { rolname } of rows) await client.query(`DROP ROLE IF EXISTS "${rolname}"`);
       } finally {
         await client.end();
       }
