@@ -185,16 +185,17 @@ it('keeps the workspace, and its owner, across runs and across suspend and provi
   expect(await readFile(join(workspaceOf(attacker), 'kept.txt'), 'utf8')).toBe('kept\n');
 });
 
-it('fails closed: when no sandbox can be built, the shell runs nothing and says why', async () => {
-  // bwrap runs as the intern's uid and must reach the workspace by path; a DATA_DIR it cannot search breaks it.
+it('reaches its workspace below a DATA_DIR other users cannot search (a clone in /root), still as its own uid', async () => {
+  // bwrap runs as the intern's uid and resolves the workspace by path; the launch binds it somewhere reachable
+  // in the command's own mount namespace. (Failing closed when no sandbox can be built: bubblewrap-shell.int.spec.)
+  const uid = Number(await output(attacker, 'id -u'));
   await chmod(platform.env.DATA_DIR, 0o700);
   try {
-    const seen = await output(attacker, 'touch ran-unsandboxed');
-    expect(seen).toMatch(/^sandbox unavailable: /);
+    expect(await output(attacker, 'touch reached && id -u && pwd')).toBe(`${uid}\n/workspace\n`);
   } finally {
     await chmod(platform.env.DATA_DIR, 0o711);
   }
-  await expect(stat(join(workspaceOf(attacker), 'ran-unsandboxed'))).rejects.toThrow(/ENOENT/);
+  expect((await stat(join(workspaceOf(attacker), 'reached'))).uid).toBe(uid);
 });
 
 it('ends a going command, with everything it started, when the intern is suspended or deleted', async () => {
