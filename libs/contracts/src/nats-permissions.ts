@@ -54,6 +54,7 @@ const RUNS_CALLERS: Callers<Subjects['runs']> = {
   listQuestions: ['gateway'],
   cancelRun: ['gateway'],
   answerRun: ['gateway'],
+  purgeTranscripts: ['lifecycle'],
   runtimeHealth: ['lifecycle'],
   runtimePrepareDisk: ['lifecycle'],
   runtimeBoot: ['lifecycle'],
@@ -167,7 +168,13 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
     const writer = permissions[process];
     writer.publish.add(subjects.runs.chunks('*'));
     writer.publish.add(JS_ACCOUNT_INFO);
-    for (const subject of [...streamApi(chunkStream), `$JS.API.STREAM.UPDATE.${chunkStream}`, `$JS.API.STREAM.MSG.GET.${chunkStream}`]) {
+    for (const subject of [
+      ...streamApi(chunkStream),
+      `$JS.API.STREAM.UPDATE.${chunkStream}`,
+      `$JS.API.STREAM.MSG.GET.${chunkStream}`,
+      // A purged transcript's chunks (CONTRACT section 22): the run's subject is purged from the stream.
+      `$JS.API.STREAM.PURGE.${chunkStream}`,
+    ]) {
       writer.publish.add(subject);
     }
     // Publish acknowledgements arrive on its inbox.

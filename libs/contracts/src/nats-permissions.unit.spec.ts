@@ -124,9 +124,10 @@ describe('natsPermissionsFor', () => {
       expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual(['gateway']);
     }
     expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.GET.${chunkStream}`)).sort()).toEqual(['gateway', 'runs']);
+    // Runs purges a run's subject when its transcript goes (CONTRACT section 22); nobody deletes the stream.
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.PURGE.${chunkStream}`))).toEqual(['runs']);
     for (const process of NATS_PROCESSES) {
       expect(canPublish(process, `$JS.API.STREAM.DELETE.${chunkStream}`)).toBe(false);
-      expect(canPublish(process, `$JS.API.STREAM.PURGE.${chunkStream}`)).toBe(false);
     }
   });
 

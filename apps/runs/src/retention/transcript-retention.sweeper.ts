@@ -1,0 +1,48 @@
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { LeaderLease, type RoundOutcome, WorkerLoop } from '@interns/workers';
+import { TRANSCRIPT_PURGE_BATCH, type TranscriptPurger } from './transcript-purger';
+
+const SWEEPER_LOCK: [string, string] = ['transcript-retention', 'runs/transcripts'];
+const LONGEST_SWEEP_INTERVAL_MS = 60_000;
+const SHORTEST_SWEEP_INTERVAL_MS = 100;
+
+/**
+ * How often the sweep looks for transcripts past TRANSCRIPT_RETENTION_MS: a tenth of the retention, at most a
+ * minute, so a transcript outlives its retention by at most that (30 days: a minute late at most).
+ */
+export function transcriptSweepIntervalMs(retentionMs: number): number {
+  return Math.max(SHORTEST_SWEEP_INTERVAL_MS, Math.min(LONGEST_SWEEP_INTERVAL_MS, Math.floor(retentionMs / 10)));
+}
+
+/**
+ * Purges the transcripts of runs that ended longer than TRANSCRIPT_RETENTION_MS ago (CONTRACT section 22): one
+ * runs replica at a time (a leader lease), one batch of runs per round, and straight on to the next batch while
+ * a round found a full one, so a backlog goes in short transactions and nothing of it is held in memory.
+ */
+export class TranscriptRetentionSweeper {
+  private readonly logger = new Logger('TranscriptRetention');
+  private readonly worker: WorkerLoop;
+
+  constructor(purger: TranscriptPurger, dataSource: DataSource, retentionMs: number) {
+    this.worker = new WorkerLoop({
+      name: 'transcript retention',
+      lease: new LeaderLease(dataSource, SWEEPER_LOCK),
+      pollIntervalMs: transcriptSweepIntervalMs(retentionMs),
+      logger: this.logger,
+      round: async (): Promise<RoundOutcome> => {
+        const purged = await purger.purgeEndedBefore(retentionMs);
+        if (purged > 0) this.logger.log(`purged the transcripts of ${purged} run(s) past TRANSCRIPT_RETENTION_MS`);
+        return purged === TRANSCRIPT_PURGE_BATCH ? 'more' : 'idle';
+      },
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.worker.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker.stop();
+  }
+}
