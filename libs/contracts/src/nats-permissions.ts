@@ -96,6 +96,9 @@ const CHUNK_LOG_READERS: readonly NatsProcess[] = ['gateway'];
 /** Services whose outbox relay publishes integration events into their own stream. */
 export const INTEGRATION_EVENT_SOURCES = ['lifecycle', 'runs'] as const satisfies readonly ServiceName[];
 
+/** The one whose integration events may quote a transcript (questions, failures), and which deletes them when it goes. */
+const TRANSCRIPT_QUOTING_SOURCE: (typeof INTEGRATION_EVENT_SOURCES)[number] = 'runs';
+
 /**
  * Consumers of integration events: the durable consumer each owns on every source stream (shared by its
  * replicas). Only the owner may create, read or pull from its durable.
@@ -206,6 +209,12 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
     for (const subject of streamApi(stream)) relay.publish.add(subject);
     // Only the owning relay brings its stream's limits (max age, bytes, replicas) up to date.
     relay.publish.add(`$JS.API.STREAM.UPDATE.${stream}`);
+    if (source === TRANSCRIPT_QUOTING_SOURCE) {
+      // Integration events quoting a purged transcript (CONTRACT section 22) are deleted by their publisher, one
+      // message at a time, found by subject.
+      relay.publish.add(`$JS.API.STREAM.MSG.GET.${stream}`);
+      relay.publish.add(`$JS.API.STREAM.MSG.DELETE.${stream}`);
+    }
     relay.subscribe.add(inboxOf(source));
     for (const [consumer, durable] of Object.entries(INTEGRATION_EVENT_DURABLES) as [NatsProcess, string][]) {
       const own = permissions[consumer];

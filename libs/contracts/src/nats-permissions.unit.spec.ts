@@ -106,6 +106,9 @@ describe('natsPermissionsFor', () => {
     const chunkStream = subjects.runChunkStreamName;
     const gatewayApi = permissions.gateway.publish.filter((subject) => subject.startsWith('$JS'));
     expect(gatewayApi.filter((subject) => subject !== '$JS.API.INFO' && !subject.includes(`.${chunkStream}`))).toEqual([]);
+    // Integration events quoting a purged transcript are deleted by the stream's owner only.
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.DELETE.${subjects.eventStreamName('runs')}`))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.DELETE.${subjects.eventStreamName('lifecycle')}`))).toEqual([]);
     for (const process of NATS_PROCESSES) {
       expect(canPublish(process, `$JS.API.STREAM.DELETE.${subjects.eventStreamName('runs')}`)).toBe(false);
       expect(canPublish(process, `$JS.API.CONSUMER.DELETE.${subjects.eventStreamName('runs')}.analytics`)).toBe(false);

@@ -1,7 +1,7 @@
-import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
-import type { Subjects } from '@interns/contracts';
+import type { IntegrationEvent, IntegrationEventType, Subjects } from '@interns/contracts';
 import { sessionStreamId, TRANSCRIPT_FIELDS, type TranscriptField } from '@interns/runs-domain';
 
 /** Runs purged per transaction: a backlog is worked off in short transactions, never one long lock. */
@@ -13,6 +13,15 @@ interface RunToPurge {
 }
 
 const SQL_NAME = /^[A-Za-z]+$/;
+
+/**
+ * The integration events whose data carries a run's words (a question's wording, a failure's message: CONTRACT
+ * section 13), kept in the runs events stream for JETSTREAM_MAX_AGE_MS: purged with the transcripts they quote.
+ */
+const WORDY_INTEGRATION_EVENTS = ['question.opened', 'run.failed'] as const satisfies readonly IntegrationEventType[];
+
+/** What to do with one stored integration event while scanning its type from the first: `stop` ends the scan. */
+type IntegrationEventVerdict = 'delete' | 'keep' | 'stop';
 
 /** `data` with every transcript field of its event type blanked (TRANSCRIPT_FIELDS); `e` is the events row. */
 function purgedDataSql(): string {
@@ -67,9 +76,17 @@ export class TranscriptPurger {
     return runs.length;
   }
 
+  /** Deletes the wordy integration events (questions, failures) published longer than `retentionMs` ago; answers how many. */
+  purgeIntegrationEventsBefore(retentionMs: number): Promise<number> {
+    const cutoff = Date.now() - retentionMs;
+    // A type's messages are in the order they were stored: the first younger one ends its scan.
+    return this.deleteIntegrationEvents((message) => (message.time.getTime() < cutoff ? 'delete' : 'stop'));
+  }
+
   /**
-   * Every transcript of an intern whose teardown is completing, batch by batch; answers how many runs it purged.
-   * Its runs were ended by the teardown's first step, so nothing writes to them any more.
+   * Every transcript of an intern whose teardown is completing, batch by batch, and the wordy integration events
+   * about it; answers how many runs it purged. Its runs were ended by the teardown's first step, so nothing writes
+   * to them any more.
    */
   async purgeIntern(internId: string): Promise<number> {
     let purged = 0;
@@ -78,10 +95,12 @@ export class TranscriptPurger {
         `SELECT id, session_id FROM runs.runs WHERE intern_id = $1 AND transcript_purged_at IS NULL ORDER BY started_at LIMIT $2`,
         [internId, TRANSCRIPT_PURGE_BATCH],
       );
-      if (runs.length === 0) return purged;
+      if (runs.length === 0) break;
       await this.purge(runs);
       purged += runs.length;
     }
+    await this.deleteIntegrationEvents((message) => (message.json<IntegrationEvent>().data.intern_id === internId ? 'delete' : 'keep'));
+    return purged;
   }
 
   private async purge(runs: RunToPurge[]): Promise<void> {
@@ -103,16 +122,56 @@ export class TranscriptPurger {
     });
   }
 
-  private async purgeChunks(runId: string): Promise<void> {
-    const jsm = await (this.manager ??= jetstreamManager(this.nc).catch((error: unknown) => {
+  /**
+   * Scans each wordy type of the runs events stream from its first message, one message at a time (nothing is
+   * held but the message in hand), and deletes what `verdict` picks (erased on disk, not only unlinked).
+   */
+  private async deleteIntegrationEvents(verdict: (message: StoredMsg) => IntegrationEventVerdict): Promise<number> {
+    const jsm = await this.jetstream();
+    const stream = this.subjects.eventStreamName('runs');
+    let deleted = 0;
+    for (const type of WORDY_INTEGRATION_EVENTS) {
+      const subject = this.subjects.integrationEvent(type);
+      for (let seq = 1; ; ) {
+        const message = await nextMessage(jsm, stream, subject, seq);
+        if (message === null) break;
+        const decision = verdict(message);
+        if (decision === 'stop') break;
+        if (decision === 'delete') {
+          await jsm.streams.deleteMessage(stream, message.seq);
+          deleted += 1;
+        }
+        seq = message.seq + 1;
+      }
+    }
+    return deleted;
+  }
+
+  private jetstream(): Promise<JetStreamManager> {
+    return (this.manager ??= jetstreamManager(this.nc).catch((error: unknown) => {
       this.manager = null;
       throw error;
     }));
+  }
+
+  private async purgeChunks(runId: string): Promise<void> {
+    const jsm = await this.jetstream();
     try {
       await jsm.streams.purge(this.subjects.runChunkStreamName, { filter: this.subjects.runs.chunks(runId) });
     } catch (error) {
       // No chunk stream: no chunks to purge.
       if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
     }
+  }
+}
+
+/** The first message on `subject` at or after `seq`; null when there is none (or no stream). */
+async function nextMessage(jsm: JetStreamManager, stream: string, subject: string, seq: number): Promise<StoredMsg | null> {
+  try {
+    // nats-server's STREAM.MSG.GET takes `next_by_subj` (since 2.9); the client types only its other two forms.
+    return await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
+  } catch (error) {
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return null;
+    throw error;
   }
 }

@@ -5,14 +5,15 @@
  * deleted intern's purge takes all of its runs and nobody else's, and may be repeated.
  */
 import { randomUUID } from 'node:crypto';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { openDatabase } from '@interns/database';
 import { type EventMetadata, PostgresEventStore } from '@interns/event-store';
-import { subjectsFor, type Question } from '@interns/contracts';
+import { type IntegrationEventType, subjectsFor, type Question } from '@interns/contracts';
+import { ensureStream } from '@interns/messaging';
 import { runTranscripts, type SessionCommand, type SessionEvent } from '@interns/runs-domain';
-import { createTestDatabase, deleteTestStreams, type TestDatabase, testNatsPrefix } from '@interns/testing';
+import { createTestDatabase, deleteTestStreams, TEST_STREAM_LIMITS, type TestDatabase, testNatsPrefix } from '@interns/testing';
 import { RUNS_MIGRATIONS } from '../migrations';
 import { ensureRunChunkStream, RunChunkLog } from '../runs/run-chunk-log';
 import { rebuildSessionReadModel, sessionReadModelProjection } from '../sessions/session-read-model.projection';
@@ -53,6 +54,7 @@ describe('transcript retention', () => {
     nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
     jsm = await jetstreamManager(nc);
     await ensureRunChunkStream(nc, subjects, { runReplayRetentionMs: 60_000, executionDeadlineMs: 60_000, jetstreamMaxBytes: 1024 ** 2, jetstreamReplicas: 1 });
+    await ensureStream(nc, subjects.eventStreamName('runs'), [subjects.eventsOf('runs')], TEST_STREAM_LIMITS);
     purger = new TranscriptPurger(dataSource, nc, subjects);
   });
 
@@ -87,6 +89,26 @@ describe('transcript retention', () => {
     log.append(JSON.stringify({ choices: [{ delta: { content: text } }] }));
     log.end();
     await log.flushed();
+  }
+
+  /** Publishes an integration event about `internId` quoting `text` (as the relay would); answers its sequence. */
+  async function publishEvent(type: IntegrationEventType, internId: string, text: string): Promise<number> {
+    const data = { intern_id: internId, run_id: randomUUID(), session_id: randomUUID(), quoted: text };
+    const ack = await jetstream(nc).publish(subjects.integrationEvent(type), JSON.stringify({ id: randomUUID(), type, version: 1, data }));
+    return ack.seq;
+  }
+
+  /** The sequences of the messages in the runs events stream; with `types`, of those types only. */
+  async function storedEvents(types?: IntegrationEventType[]): Promise<number[]> {
+    const stream = subjects.eventStreamName('runs');
+    const wanted = types?.map((type) => subjects.integrationEvent(type));
+    const { first_seq: first, last_seq: last } = (await jsm.streams.info(stream)).state;
+    const sequences: number[] = [];
+    for (let seq = first; seq <= last; seq += 1) {
+      const message = await jsm.streams.getMessage(stream, { seq });
+      if (message !== null && (wanted === undefined || wanted.includes(message.subject))) sequences.push(message.seq);
+    }
+    return sequences;
   }
 
   const open = (sessionId: string, internId: string): SessionCommand => ({
@@ -245,5 +267,38 @@ describe('transcript retention', () => {
 
     // A teardown step asked again (a lost answer, a crash) purges nothing more and fails nothing.
     expect(await purger.purgeIntern(deleted)).toBe(0);
+  });
+
+  it("deletes the questions and failures published about a deleted intern, and nothing else of the runs events stream", async () => {
+    const deleted = randomUUID();
+    const other = randomUUID();
+    const text = marker();
+    const doomed = [await publishEvent('question.opened', deleted, text), await publishEvent('run.failed', deleted, text)];
+    const kept = [
+      await publishEvent('run.started', deleted, text),
+      await publishEvent('question.opened', other, text),
+      await publishEvent('run.failed', other, text),
+    ];
+    const before = await storedEvents();
+    expect(before).toEqual(expect.arrayContaining([...doomed, ...kept]));
+
+    await purger.purgeIntern(deleted);
+    expect(await storedEvents()).toEqual(before.filter((seq) => !doomed.includes(seq)));
+  });
+
+  it('deletes the questions and failures published longer ago than the retention, and keeps younger ones', async () => {
+    const internId = randomUUID();
+    await publishEvent('question.opened', internId, marker());
+    await publishEvent('run.failed', internId, marker());
+    await publishEvent('run.started', internId, marker());
+    // Every question and failure stored so far (earlier tests' too) is past the retention after the wait.
+    const old = await storedEvents(['question.opened', 'run.failed']);
+    await new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 200));
+    await publishEvent('question.opened', internId, marker());
+    await publishEvent('run.failed', internId, marker());
+    const before = await storedEvents();
+
+    expect(await purger.purgeIntegrationEventsBefore(RETENTION_MS)).toBe(old.length);
+    expect(await storedEvents()).toEqual(before.filter((seq) => !old.includes(seq)));
   });
 });

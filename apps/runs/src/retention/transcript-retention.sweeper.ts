@@ -33,7 +33,11 @@ export class TranscriptRetentionSweeper {
       round: async (): Promise<RoundOutcome> => {
         const purged = await purger.purgeEndedBefore(retentionMs);
         if (purged > 0) this.logger.log(`purged the transcripts of ${purged} run(s) past TRANSCRIPT_RETENTION_MS`);
-        return purged === TRANSCRIPT_PURGE_BATCH ? 'more' : 'idle';
+        if (purged === TRANSCRIPT_PURGE_BATCH) return 'more';
+        // Once the runs are done: the questions and failures published about them (usually one look, at a young one).
+        const deleted = await purger.purgeIntegrationEventsBefore(retentionMs);
+        if (deleted > 0) this.logger.log(`deleted ${deleted} integration event(s) quoting transcripts past TRANSCRIPT_RETENTION_MS`);
+        return 'idle';
       },
     });
   }
