@@ -177,6 +177,14 @@ export type TracesExporterName = (typeof TRACES_EXPORTER_NAMES)[number];
 /** CONTRACT section 22: a run's transcript is kept 30 days after the run ended. */
 export const DEFAULT_TRANSCRIPT_RETENTION_MS = 2592000000;
 
+/**
+ * How often a retention sweep looks for transcripts past TRANSCRIPT_RETENTION_MS: a tenth of the retention, at most
+ * a minute (at least 100 ms), so a transcript outlives its retention by at most that (30 days: a minute late at most).
+ */
+export function transcriptSweepIntervalMs(retentionMs: number): number {
+  return Math.max(100, Math.min(60_000, Math.floor(retentionMs / 10)));
+}
+
 /** CONTRACT section 16: no event is larger (256 KiB, a quarter of NATS's default max payload). */
 export const DEFAULT_MAX_EVENT_BYTES = 262144;
 

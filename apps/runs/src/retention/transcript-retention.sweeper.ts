@@ -1,19 +1,10 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { transcriptSweepIntervalMs } from '@interns/contracts';
 import { LeaderLease, type RoundOutcome, WorkerLoop } from '@interns/workers';
 import { TRANSCRIPT_PURGE_BATCH, type TranscriptPurger } from './transcript-purger';
 
 const SWEEPER_LOCK: [string, string] = ['transcript-retention', 'runs/transcripts'];
-const LONGEST_SWEEP_INTERVAL_MS = 60_000;
-const SHORTEST_SWEEP_INTERVAL_MS = 100;
-
-/**
- * How often the sweep looks for transcripts past TRANSCRIPT_RETENTION_MS: a tenth of the retention, at most a
- * minute, so a transcript outlives its retention by at most that (30 days: a minute late at most).
- */
-export function transcriptSweepIntervalMs(retentionMs: number): number {
-  return Math.max(SHORTEST_SWEEP_INTERVAL_MS, Math.min(LONGEST_SWEEP_INTERVAL_MS, Math.floor(retentionMs / 10)));
-}
 
 /**
  * Purges the transcripts of runs that ended longer than TRANSCRIPT_RETENTION_MS ago (CONTRACT section 22): one

@@ -1,3 +1,4 @@
+import { QUESTION_WORDING } from '@interns/contracts';
 import type { SessionEventType } from './session.events';
 
 /** A place in an event's `data` holding transcript text, and the value it holds once the transcript is purged. */
@@ -26,12 +27,7 @@ export const TRANSCRIPT_FIELDS: { readonly [T in SessionEventType]: readonly Tra
     { path: ['arguments'], purged: '' },
     { path: ['result'], purged: '' },
   ],
-  QuestionAsked: [
-    { path: ['question', 'operation'], purged: '' },
-    { path: ['question', 'message'], purged: '' },
-    // An elicitation's field names are the model's words too.
-    { path: ['question', 'fields'], purged: [] },
-  ],
+  QuestionAsked: QUESTION_WORDING.map(({ key, purged }) => ({ path: ['question', key], purged })),
   QuestionAnswered: [{ path: ['answer', 'answer', 'content'], purged: {} }],
   QuestionExpired: [],
   UsageRecorded: [],
