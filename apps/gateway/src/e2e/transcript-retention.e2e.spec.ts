@@ -1,8 +1,10 @@
 /**
  * End to end: transcript retention (CONTRACT section 22, issue 23) through the real gateway, runs service and
  * sandbox. A marker typed into chat as `/shell echo <marker>` lands in the prompt, the tool call, the tool result,
- * the output and the run's chunks. Deleting the intern purges all of it before its teardown completes: no row of
- * any table of any schema, and no message of any JetStream stream of the system, holds the marker. With a short
+ * the output and the run's chunks; asked in `manual` mode, in the question too (its integration event and its
+ * webhook delivery). Deleting the intern purges what runs keeps before its teardown completes, and webhooks purges
+ * its deliveries' questions as the deletion reaches it: then no row of any table of any schema, and no message of
+ * any JetStream stream of the system, holds the marker. With a short
  * TRANSCRIPT_RETENTION_MS an ended run's transcript goes by itself, while the run still answers its metadata and
  * the intern chats on in the same session.
  */
@@ -68,6 +70,13 @@ async function storedAnywhere(platform: Platform, text: string): Promise<string[
 }
 
 /** Chats `/shell echo <marker>`: the marker is in the prompt, the command, its result and the output. */
+/** Chats `/shell echo <marker>` in `manual` mode: the run asks for permission, quoting the command, and waits. */
+async function askMarker(platform: Platform, internId: string, marker: string): Promise<void> {
+  const summary = await readStream(await prompt(platform, internId, `/shell echo ${marker}`, { approvalMode: 'manual' }), 30_000);
+  expect(summary.finishReason).toBe('tool_calls');
+  expect(JSON.stringify(summary.toolCall?.arguments)).toContain(marker);
+}
+
 async function chatMarker(platform: Platform, internId: string, marker: string, sessionId?: string) {
   const stream = await prompt(platform, internId, `/shell echo ${marker}`, { sessionId });
   const runId = stream.headers['x-run-id'] as string;
@@ -81,7 +90,9 @@ describe('a deleted intern', () => {
   let platform: Platform;
 
   beforeAll(async () => {
-    platform = await Platform.start({ env: { CHAT_TURNS_PER_MINUTE: '1000' } });
+    // The webhook endpoint below points at a closed local port: its deliveries are recorded and fail, which is all
+    // this test needs of them.
+    platform = await Platform.start({ env: { CHAT_TURNS_PER_MINUTE: '1000', WEBHOOK_ALLOW_INSECURE: 'true' } });
     await platform.applyIdentities(IDENTITIES);
   }, 60_000);
 
@@ -90,13 +101,21 @@ describe('a deleted intern', () => {
   });
 
   it('leaves no row of the database and no stored chunk holding what was said to it, once its teardown completed', async () => {
+    const endpoint = await platform.api(`${API}/webhooks`, { token: KEYS.alice, json: { url: 'http://127.0.0.1:9/hook', events: ['question.opened'] } });
+    expect(endpoint.status).toBe(201);
     const internId = await createRunningIntern(platform, KEYS.alice, 60_000);
     const marker = markerOf();
     const { runId } = await chatMarker(platform, internId, marker);
-    // Stored while the intern lives: in its session's events and its run's chunks.
-    const stored = await storedAnywhere(platform, marker);
+    await askMarker(platform, internId, marker);
+    // Stored while the intern lives: its sessions' events, its runs' chunks, the question's event and delivery.
+    const stored = await eventually(
+      () => storedAnywhere(platform, marker),
+      (where) => where.some((row) => row.startsWith('webhooks.deliveries:')),
+      10_000,
+    );
     expect(stored.some((where) => where.startsWith('runs.events:'))).toBe(true);
     expect(stored.some((where) => where.includes('_run_chunks #'))).toBe(true);
+    expect(stored.some((where) => where.includes('_runs_events #'))).toBe(true);
 
     const deleted = await platform.api(`${API}/interns/${internId}`, { method: 'DELETE', token: KEYS.alice });
     expect(deleted.status).toBe(202);
@@ -106,8 +125,14 @@ describe('a deleted intern', () => {
       60_000,
     );
 
-    // Purged by the teardown's last step, so nothing is left the moment it completed.
-    expect(await storedAnywhere(platform, marker)).toEqual([]);
+    // What runs keeps is purged by the teardown's last step, so nothing of it is left the moment the teardown completed.
+    expect((await storedAnywhere(platform, marker)).filter((where) => !where.startsWith('webhooks.'))).toEqual([]);
+    // Webhooks purges its deliveries' questions as the intern's deletion reaches it; then nothing holds the marker.
+    await eventually(
+      () => storedAnywhere(platform, marker),
+      (where) => where.length === 0,
+      10_000,
+    );
     // The run's metadata stays in the runs service (the intern, and so its runs, answer 404 to everyone).
     const [run] = await query<{ run_status: string; transcript_purged_at: Date | null }>(
       platform,
