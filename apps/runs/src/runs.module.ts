@@ -11,6 +11,9 @@ import { sessionEventsTranslator } from './integration-events/session-integratio
 import { TurnsService } from './chat/turns.service';
 import { runResourcesNatsController } from './run-resources/run-resources.nats.controller';
 import { RunResourcesService } from './run-resources/run-resources.service';
+import { retentionNatsController } from './retention/retention.nats.controller';
+import { TranscriptPurger } from './retention/transcript-purger';
+import { TranscriptRetentionSweeper } from './retention/transcript-retention.sweeper';
 import { ensureRunChunkStream } from './runs/run-chunk-log';
 import { RunHost } from './runs/run-host';
 import { RunReconciler } from './runs/run-reconciler';
@@ -115,10 +118,16 @@ export class RunsModule {
       streamLimits: { maxAgeMs: config.jetstreamMaxAgeMs, maxBytes: config.jetstreamMaxBytes, replicas: config.jetstreamReplicas },
       logger: new Logger('IntegrationEventsRelay'),
     });
+    const purger = new TranscriptPurger(dataSource, nc, subjects);
     return {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
-      controllers: [pingNatsController('runs', subjects.runs.ping), chatNatsController(subjects.runs), runResourcesNatsController(subjects.runs)],
+      controllers: [
+        pingNatsController('runs', subjects.runs.ping),
+        chatNatsController(subjects.runs),
+        runResourcesNatsController(subjects.runs),
+        retentionNatsController(subjects.runs),
+      ],
       providers: [
         { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
         { provide: TurnsService, useValue: turns },
@@ -131,6 +140,8 @@ export class RunsModule {
           },
         },
         { provide: RunReconciler, useValue: new RunReconciler(host, dataSource, config.runReconcileIntervalMs) },
+        { provide: TranscriptPurger, useValue: purger },
+        { provide: TranscriptRetentionSweeper, useValue: new TranscriptRetentionSweeper(purger, dataSource, config.transcriptRetentionMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
         { provide: RunsShutdown, useValue: new RunsShutdown(host, driver) },
         { provide: IntegrationEventsRelay, useValue: relay },

@@ -11,13 +11,16 @@ import { EndpointStore } from './endpoints/endpoint-store';
 import { webhookEndpointsNatsController } from './endpoints/webhook-endpoints.nats.controller';
 import { WebhookEndpointsService } from './endpoints/webhook-endpoints.service';
 import { IntegrationEventsConsumers } from './integration-events/integration-events.consumers';
+import { QuestionPayloadPurger } from './retention/question-payload-purger';
+import { QuestionRetentionSweeper } from './retention/question-retention.sweeper';
 
 /** Time a claim holds a delivery beyond the attempt's own timeout: enough to record its result. */
 const CLAIM_MARGIN_MS = 5_000;
 
 /**
  * The webhooks service (CONTRACT section 13): the endpoint routes over NATS, the consumers that turn integration
- * events into deliveries, and the worker that delivers them. `forRoot` is its composition root
+ * events into deliveries, the worker that delivers them, and the sweep that purges the questions they quote
+ * (CONTRACT section 22). `forRoot` is its composition root
  * (docs/architecture.md, "Dependency injection"); Nest starts and stops the workers with the app.
  */
 @Module({})
@@ -31,6 +34,7 @@ export class WebhooksModule {
     const recorded = new WorkSignal();
     const store = new EndpointStore(deps.dataSource);
     const logger = new Logger('WebhookDeliveries');
+    const questions = new QuestionPayloadPurger(deps.dataSource);
     // Loaded (or, in development, generated) and every stored secret sealed under it before the service serves:
     // a configured key that does not load stops it at start, not at the first delivery.
     const secrets = (async () => {
@@ -63,7 +67,8 @@ export class WebhooksModule {
           inject: [EndpointSecrets],
           useFactory: (loaded: EndpointSecrets) => new WebhookEndpointsService(store, guard, config.webhookEndpointsPerWorkspace, loaded),
         },
-        { provide: IntegrationEventsConsumers, useValue: new IntegrationEventsConsumers(deps, () => recorded.notify()) },
+        { provide: IntegrationEventsConsumers, useValue: new IntegrationEventsConsumers(deps, questions, () => recorded.notify()) },
+        { provide: QuestionRetentionSweeper, useValue: new QuestionRetentionSweeper(questions, config.transcriptRetentionMs) },
         {
           provide: DeliveryWorker,
           inject: [EndpointSecrets],

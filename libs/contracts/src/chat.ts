@@ -50,6 +50,17 @@ export interface ElicitationQuestion {
 /** The `arguments` of a `service.provide_input` call, before JSON encoding. */
 export type Question = PermissionQuestion | ElicitationQuestion;
 
+/**
+ * The keys of a Question holding the model's words (an elicitation's field names too), and what each holds once a
+ * transcript is purged (CONTRACT section 22): the session events and the webhook payloads that quote a question
+ * blank the same keys. The kind and a permission's options stay.
+ */
+export const QUESTION_WORDING: readonly { key: 'operation' | 'message' | 'fields'; purged: '' | readonly [] }[] = [
+  { key: 'operation', purged: '' },
+  { key: 'message', purged: '' },
+  { key: 'fields', purged: [] },
+];
+
 export type ElicitationAnswer =
   | { action: 'accept'; content: Record<string, unknown> }
   | { action: 'decline' }

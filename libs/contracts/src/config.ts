@@ -88,6 +88,11 @@ export interface PlatformConfig {
   runReplayRetentionMs: number;
   /** How often one runs replica looks for runs whose owner died, and ends them `failed`. */
   runReconcileIntervalMs: number;
+  /**
+   * TRANSCRIPT_RETENTION_MS: how long a run's transcript (prompts, outputs, tool calls and results, questions and
+   * answers, its chunks) is kept after the run ended; then it is purged and the run keeps only its metadata.
+   */
+  transcriptRetentionMs: number;
   /** Run streams (`GET .../runs/{id}/stream`) one caller may hold open on one gateway; beyond: 429 `rate_limited`. */
   runStreamReadersPerCaller: number;
   /** Chat prompts, invokes and signings per caller per intern per minute. */
@@ -190,6 +195,17 @@ export type RuntimeNetworkName = (typeof RUNTIME_NETWORK_NAMES)[number];
 /** OTEL_TRACES_EXPORTER values: `otlp` is OTLP over HTTP (JSON), `console` prints finished spans. */
 export const TRACES_EXPORTER_NAMES = ['none', 'otlp', 'console'] as const;
 export type TracesExporterName = (typeof TRACES_EXPORTER_NAMES)[number];
+
+/** CONTRACT section 22: a run's transcript is kept 30 days after the run ended. */
+export const DEFAULT_TRANSCRIPT_RETENTION_MS = 2592000000;
+
+/**
+ * How often a retention sweep looks for transcripts past TRANSCRIPT_RETENTION_MS: a tenth of the retention, at most
+ * a minute (at least 100 ms), so a transcript outlives its retention by at most that (30 days: a minute late at most).
+ */
+export function transcriptSweepIntervalMs(retentionMs: number): number {
+  return Math.max(100, Math.min(60_000, Math.floor(retentionMs / 10)));
+}
 
 /** CONTRACT section 16: no event is larger (256 KiB, a quarter of NATS's default max payload). */
 export const DEFAULT_MAX_EVENT_BYTES = 262144;
@@ -336,6 +352,7 @@ export function loadConfig(env: Env): PlatformConfig {
     executionDeadlineMs: positiveIntFrom(env, 'EXECUTION_DEADLINE_MS', 3600000),
     runReplayRetentionMs: positiveIntFrom(env, 'RUN_REPLAY_RETENTION_MS', 86400000),
     runReconcileIntervalMs: positiveIntFrom(env, 'RUN_RECONCILE_INTERVAL_MS', 10000),
+    transcriptRetentionMs: positiveIntFrom(env, 'TRANSCRIPT_RETENTION_MS', DEFAULT_TRANSCRIPT_RETENTION_MS),
     runStreamReadersPerCaller: positiveIntFrom(env, 'RUN_STREAM_READERS_PER_CALLER', 16),
     chatTurnsPerMinute: positiveIntFrom(env, 'CHAT_TURNS_PER_MINUTE', 30),
     maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),

@@ -54,6 +54,7 @@ const RUNS_CALLERS: Callers<Subjects['runs']> = {
   listQuestions: ['gateway'],
   cancelRun: ['gateway'],
   answerRun: ['gateway'],
+  purgeTranscripts: ['lifecycle'],
   runtimeHealth: ['lifecycle'],
   runtimePrepareDisk: ['lifecycle'],
   runtimeBoot: ['lifecycle'],
@@ -94,6 +95,9 @@ const CHUNK_LOG_READERS: readonly NatsProcess[] = ['gateway'];
 
 /** Services whose outbox relay publishes integration events into their own stream. */
 export const INTEGRATION_EVENT_SOURCES = ['lifecycle', 'runs'] as const satisfies readonly ServiceName[];
+
+/** The one whose integration events may quote a transcript (questions, failures), and which deletes them when it goes. */
+const TRANSCRIPT_QUOTING_SOURCE: (typeof INTEGRATION_EVENT_SOURCES)[number] = 'runs';
 
 /**
  * Consumers of integration events: the durable consumer each owns on every source stream (shared by its
@@ -167,7 +171,13 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
     const writer = permissions[process];
     writer.publish.add(subjects.runs.chunks('*'));
     writer.publish.add(JS_ACCOUNT_INFO);
-    for (const subject of [...streamApi(chunkStream), `$JS.API.STREAM.UPDATE.${chunkStream}`, `$JS.API.STREAM.MSG.GET.${chunkStream}`]) {
+    for (const subject of [
+      ...streamApi(chunkStream),
+      `$JS.API.STREAM.UPDATE.${chunkStream}`,
+      `$JS.API.STREAM.MSG.GET.${chunkStream}`,
+      // A purged transcript's chunks (CONTRACT section 22): the run's subject is purged from the stream.
+      `$JS.API.STREAM.PURGE.${chunkStream}`,
+    ]) {
       writer.publish.add(subject);
     }
     // Publish acknowledgements arrive on its inbox.
@@ -199,6 +209,12 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
     for (const subject of streamApi(stream)) relay.publish.add(subject);
     // Only the owning relay brings its stream's limits (max age, bytes, replicas) up to date.
     relay.publish.add(`$JS.API.STREAM.UPDATE.${stream}`);
+    if (source === TRANSCRIPT_QUOTING_SOURCE) {
+      // Integration events quoting a purged transcript (CONTRACT section 22) are deleted by their publisher, one
+      // message at a time, found by subject.
+      relay.publish.add(`$JS.API.STREAM.MSG.GET.${stream}`);
+      relay.publish.add(`$JS.API.STREAM.MSG.DELETE.${stream}`);
+    }
     relay.subscribe.add(inboxOf(source));
     for (const [consumer, durable] of Object.entries(INTEGRATION_EVENT_DURABLES) as [NatsProcess, string][]) {
       const own = permissions[consumer];

@@ -106,6 +106,9 @@ describe('natsPermissionsFor', () => {
     const chunkStream = subjects.runChunkStreamName;
     const gatewayApi = permissions.gateway.publish.filter((subject) => subject.startsWith('$JS'));
     expect(gatewayApi.filter((subject) => subject !== '$JS.API.INFO' && !subject.includes(`.${chunkStream}`))).toEqual([]);
+    // Integration events quoting a purged transcript are deleted by the stream's owner only.
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.DELETE.${subjects.eventStreamName('runs')}`))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.DELETE.${subjects.eventStreamName('lifecycle')}`))).toEqual([]);
     for (const process of NATS_PROCESSES) {
       expect(canPublish(process, `$JS.API.STREAM.DELETE.${subjects.eventStreamName('runs')}`)).toBe(false);
       expect(canPublish(process, `$JS.API.CONSUMER.DELETE.${subjects.eventStreamName('runs')}.analytics`)).toBe(false);
@@ -124,9 +127,10 @@ describe('natsPermissionsFor', () => {
       expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual(['gateway']);
     }
     expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.GET.${chunkStream}`)).sort()).toEqual(['gateway', 'runs']);
+    // Runs purges a run's subject when its transcript goes (CONTRACT section 22); nobody deletes the stream.
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.PURGE.${chunkStream}`))).toEqual(['runs']);
     for (const process of NATS_PROCESSES) {
       expect(canPublish(process, `$JS.API.STREAM.DELETE.${chunkStream}`)).toBe(false);
-      expect(canPublish(process, `$JS.API.STREAM.PURGE.${chunkStream}`)).toBe(false);
     }
   });
 

@@ -51,7 +51,14 @@ export const RUNS_QUERIES = {
 } as const;
 
 /** Chat and invoke (CONTRACT sections 6 and 7), and a run's cancel and answer (section 12), served by any runs replica. */
-export const RUNS_COMMANDS = { chat: 'chat', invoke: 'invoke', cancelRun: 'cancel-run', answerRun: 'answer-run' } as const;
+export const RUNS_COMMANDS = {
+  chat: 'chat',
+  invoke: 'invoke',
+  cancelRun: 'cancel-run',
+  answerRun: 'answer-run',
+  /** Teardown (CONTRACT section 22): purge a deleted intern's transcripts and run chunks before its teardown completes. */
+  purgeTranscripts: 'purge-transcripts',
+} as const;
 
 /** The runtime driver of the local runs service (CONTRACT section 5 steps; lifecycle calls these over NATS). */
 export const RUNTIME_COMMANDS = {
@@ -103,6 +110,7 @@ export function subjectsFor(prefix: string) {
       listQuestions: qry('runs', RUNS_QUERIES.listQuestions),
       cancelRun: cmd('runs', RUNS_COMMANDS.cancelRun),
       answerRun: cmd('runs', RUNS_COMMANDS.answerRun),
+      purgeTranscripts: cmd('runs', RUNS_COMMANDS.purgeTranscripts),
       runtimeHealth: qry('runs', RUNS_QUERIES.runtimeHealth),
       runtimePrepareDisk: cmd('runs', RUNTIME_COMMANDS.prepareDisk),
       runtimeBoot: cmd('runs', RUNTIME_COMMANDS.boot),

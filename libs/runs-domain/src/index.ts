@@ -4,3 +4,4 @@ export * from './session/session.decider';
 export * from './session/shell-consent';
 export * from './session/run-transcript';
 export * from './session/run-status';
+export * from './session/transcript-text';

@@ -64,7 +64,7 @@ it('keeps the directory and every file private to its owner', async () => {
   }
 });
 
-it('runs the whole flow on the secured broker: create, provision, chat, a run followed and listed, analytics, webhooks, admin', async () => {
+it('runs the whole flow on the secured broker: create, provision, chat, a run followed and listed, analytics, webhooks, admin, delete', async () => {
   const webhook = await platform.api(`${API}/webhooks`, { token: KEYS.alice, json: { url: 'http://127.0.0.1:9/hook', events: ['run.completed'] } });
   expect(webhook.status).toBe(201);
   const internId = await createRunningIntern(platform);
@@ -95,9 +95,21 @@ it('runs the whole flow on the secured broker: create, provision, chat, a run fo
   // The admin CLI reaches lifecycle as its own user.
   const { key } = await platform.admin<{ key: string }>('intern-key', '--intern', internId);
   expect(key).toEqual(expect.any(String));
+  // A question (manual approval), then the intern's deletion: runs purges its transcripts, its run chunks and the
+  // question's integration event as its own user (CONTRACT section 22).
+  const asked = await readStream(await prompt(platform, internId, '/shell echo secured', { approvalMode: 'manual' }));
+  expect(asked.finishReason).toBe('tool_calls');
+  expect((await platform.api(`${API}/interns/${internId}`, { method: 'DELETE', token: KEYS.alice })).status).toBe(202);
+  await eventually(
+    () => platform.api(`${API}/interns/${internId}`, { token: KEYS.alice }),
+    (got) => got.status === 404,
+    60_000,
+  );
+  const purged = await query<{ n: number }>(platform, 'SELECT count(*)::int AS n FROM runs.runs WHERE intern_id = $1 AND transcript_purged_at IS NULL', [internId]);
+  expect(purged[0].n).toBe(0);
   // No process was refused anything on the way.
   expect(violations()).toEqual([]);
-}, 90_000);
+}, 150_000);
 
 it('refuses anonymous connections', async () => {
   await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);

@@ -67,6 +67,11 @@ export class RuntimeDriverClient {
     return this.call(this.subjects.runtimeRemoveDisk, request, FILE_STEP_TIMEOUT_MS);
   }
 
+  /** The intern's transcripts and run chunks (CONTRACT section 22); a long history goes in batches, hence the longer wait. */
+  purgeTranscripts(request: RuntimeRequest): Promise<RuntimeStepReply> {
+    return this.call(this.subjects.purgeTranscripts, request, FILE_STEP_TIMEOUT_MS);
+  }
+
   private async call<T>(subject: string, request: RuntimeRequest, timeoutMs: number): Promise<RuntimeStepReply<T>> {
     let reply: unknown;
     try {

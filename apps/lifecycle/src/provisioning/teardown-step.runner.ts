@@ -35,8 +35,13 @@ export async function runTeardownStep(
           await manager.query(`DELETE FROM lifecycle.vaults WHERE owner_intern_id = $1`, [internId]);
         },
       };
-    case 'disk_remove':
+    case 'disk_remove': {
+      // The last step: a deleted intern's transcripts and run chunks go before its teardown completes (CONTRACT
+      // section 22). Both calls are idempotent, so the step repeated after a failure or a crash is harmless.
+      const purged = await driver.purgeTranscripts(request);
+      if (!purged.ok) return verdict(purged);
       return verdict(await driver.removeDisk(request));
+    }
     default:
       return assertNever(step);
   }

@@ -33,6 +33,8 @@ const TEARDOWN_STEP_OF: Partial<Record<RuntimeOp, string>> = {
   endRuns: 'runs_end',
   stop: 'runtime_stop',
   archive: 'workspace_archive',
+  // Asked first in the disk_remove step.
+  purgeTranscripts: 'disk_remove',
   removeDisk: 'disk_remove',
 };
 

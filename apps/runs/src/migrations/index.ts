@@ -3,6 +3,7 @@ import { CreateSessions1763683200000 } from './1763683200000-create-sessions.mig
 import { SessionsAndRuns1763683300000 } from './1763683300000-sessions-and-runs.migration';
 import { SandboxUsers1763700000000 } from './1763700000000-sandbox-users.migration';
 import { RunResources1765000000000 } from './1765000000000-run-resources.migration';
+import { TranscriptRetention1766000000000 } from './1766000000000-transcript-retention.migration';
 import { WorkspaceDiskLeases1766100000000 } from './1766100000000-workspace-disk-leases.migration';
 
 /** In order of application; TypeORM records each by name in `runs.runs_migrations`. */
@@ -13,5 +14,6 @@ export const RUNS_MIGRATIONS = [
   SandboxUsers1763700000000,
   outboxParkingMigration('runs', 1764000000000),
   RunResources1765000000000,
+  TranscriptRetention1766000000000,
   WorkspaceDiskLeases1766100000000,
 ];

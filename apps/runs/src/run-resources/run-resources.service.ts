@@ -70,11 +70,17 @@ export class RunResourcesService {
     return toRunResource(await this.visibleRun(request.context, request.internId, request.runId));
   }
 
-  /** The run and where its chunks are, unless they are past RUN_REPLAY_RETENTION_MS (410 `run_expired`). */
+  /**
+   * The run and where its chunks are, unless they are past RUN_REPLAY_RETENTION_MS or went with its transcript
+   * (TRANSCRIPT_RETENTION_MS): 410 `run_expired` either way.
+   */
   async follow(request: RunRequest): Promise<RunStreamGrant> {
     const row = await this.visibleRun(request.context, request.internId, request.runId);
     if (row.ended_at !== null && Date.now() - row.ended_at.getTime() > this.retentionMs) {
       throw new DomainError('run_expired', 'the run ended longer ago than its chunks are kept');
+    }
+    if (row.transcript_purged_at !== null) {
+      throw new DomainError('run_expired', "the run's transcript was purged (TRANSCRIPT_RETENTION_MS)");
     }
     return { run: toRunResource(row), subject: this.subjects.runs.chunks(row.id) };
   }

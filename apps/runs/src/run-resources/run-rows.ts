@@ -3,7 +3,7 @@ import { callerId, type RunOrigin, type RunStatus } from '@interns/contracts';
 
 /** The columns of `runs.runs` a Run shows. */
 export const RUN_COLUMNS = `id, intern_id, session_id, origin, run_status, run_finish_reason, model, usage_reported,
-  prompt_tokens, completion_tokens, open_question, started_at, ended_at, caller_id, approval_mode`;
+  prompt_tokens, completion_tokens, open_question, started_at, ended_at, caller_id, approval_mode, transcript_purged_at`;
 
 export interface RunRow {
   id: string;
@@ -21,6 +21,8 @@ export interface RunRow {
   ended_at: Date | null;
   caller_id: string;
   approval_mode: string;
+  /** When TRANSCRIPT_RETENTION_MS or its intern's deletion purged its transcript; null while it is kept. */
+  transcript_purged_at: Date | null;
 }
 
 export function toRunResource(row: RunRow): RunResource {

@@ -17,7 +17,9 @@ export interface ChunkLogSettings {
  * The run chunk stream (`<prefix>_run_chunks`, subjects `runs.chunks.<run_id>`): every chunk of every run, in
  * order, for the stream route to replay and follow. A chunk is dropped `max_age` after it was written, which is
  * RUN_REPLAY_RETENTION_MS after the longest run (EXECUTION_DEADLINE_MS) could end: the run's resource says
- * 410 `run_expired` from RUN_REPLAY_RETENTION_MS after the run's own end, before any of its chunks is gone.
+ * 410 `run_expired` from RUN_REPLAY_RETENTION_MS after the run's own end, before any of its chunks is gone. A run
+ * whose transcript is purged earlier (TRANSCRIPT_RETENTION_MS, its intern deleted) has its subject purged then
+ * (`retention/transcript-purger.ts`).
  */
 export function ensureRunChunkStream(nc: NatsConnection, subjects: Subjects, settings: ChunkLogSettings): Promise<void> {
   const limits: StreamLimits = {

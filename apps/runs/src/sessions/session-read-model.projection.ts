@@ -136,6 +136,11 @@ export async function rebuildSessionReadModel(dataSource: DataSource): Promise<v
   const tail = new EventTail(dataSource, 'runs');
   // Repeatable read: every batch is read from the one snapshot the rebuild started with.
   await dataSource.transaction('REPEATABLE READ', async (manager) => {
+    // When a run's transcript was purged is no fact of its events (their text is blanked in place): carried over.
+    await manager.query(
+      `CREATE TEMPORARY TABLE purged_transcripts ON COMMIT DROP AS
+         SELECT id, transcript_purged_at FROM runs.runs WHERE transcript_purged_at IS NOT NULL`,
+    );
     await manager.query('TRUNCATE runs.runs, runs.sessions');
     let batch = await tail.readSnapshotAfter(null, REBUILD_BATCH, manager);
     while (batch.length > 0) {
@@ -143,5 +148,8 @@ export async function rebuildSessionReadModel(dataSource: DataSource): Promise<v
       const last = batch[batch.length - 1];
       batch = await tail.readSnapshotAfter({ transactionId: last.transactionId, position: last.globalPosition }, REBUILD_BATCH, manager);
     }
+    await manager.query(
+      `UPDATE runs.runs r SET transcript_purged_at = p.transcript_purged_at FROM purged_transcripts p WHERE p.id = r.id`,
+    );
   });
 }

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { INTEGRATION_EVENT_TYPES, isIntegrationEventType, isWebhookEventType, webhookPayloadOf } from '@interns/contracts';
+import type { QuestionPayloadPurger } from '../retention/question-payload-purger';
 import type { ReceivedEvent } from './received-event';
 
 /**
@@ -23,7 +24,10 @@ export type RecordOutcome =
  * workspace), and a run event is routed by its `intern_id` through that map.
  */
 export class EventRecorder {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly questions: QuestionPayloadPurger,
+  ) {}
 
   async record(event: ReceivedEvent): Promise<RecordOutcome> {
     if (!isIntegrationEventType(event.type)) return { settled: true, outcome: 'ignored' };
@@ -40,6 +44,8 @@ export class EventRecorder {
           [internId, event.workspace_id],
         );
       }
+      // A deleted intern's transcripts are purged (CONTRACT section 22): so are the questions its deliveries quote.
+      if (event.type === 'intern.deleted' && internId !== null) await this.questions.purgeIntern(manager, internId);
       if (webhookType === null) return { settled: true, outcome: 'ignored' };
       const workspaceId = event.workspace_id ?? (internId === null ? null : await workspaceOf(manager, internId));
       if (workspaceId === null) return { settled: false, outcome: 'unroutable', reason: `the workspace of intern ${internId} is not known yet` };

@@ -1,7 +1,8 @@
 /**
  * The webhooks consumers against real JetStream and PostgreSQL: integration events become one delivery per
  * subscribed endpoint of their workspace (run events routed through `intern.created`), with the contract's
- * payload; redeliveries and republishing add nothing; a run event whose intern is not known yet waits for it.
+ * payload; redeliveries and republishing add nothing; a run event whose intern is not known yet waits for it; an
+ * intern's deletion purges the questions its deliveries quote, and so does TRANSCRIPT_RETENTION_MS.
  */
 import { randomUUID } from 'node:crypto';
 import { jetstream, type JetStreamClient, type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
@@ -11,6 +12,7 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEvent, type IntegrationEventDa
 import { openDatabase } from '@interns/database';
 import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
 import { WEBHOOKS_MIGRATIONS } from '../migrations';
+import { QUESTION_PURGE_BATCH, QuestionPayloadPurger } from '../retention/question-payload-purger';
 import { eventually, insertEndpoint, WORKSPACE } from '../testing/webhooks.fixture';
 import { EventRecorder } from './event-recorder';
 import { EventStreamConsumer } from './event-stream-consumer';
@@ -69,7 +71,7 @@ describe('webhooks integration events consumer', () => {
     nc = await connect({ servers: NATS_URL, name: 'webhooks-consumer.int.spec' });
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);
-    const recorder = new EventRecorder(dataSource);
+    const recorder = new EventRecorder(dataSource, new QuestionPayloadPurger(dataSource));
     for (const source of EVENT_SOURCES) {
       const consumer = new EventStreamConsumer({
         nats: nc,
@@ -210,5 +212,72 @@ describe('webhooks integration events consumer', () => {
     await drained();
     expect(await deliveriesOf(started.id)).toEqual([]);
     expect(await deliveriesOf(deleted.id)).toEqual([]);
+  });
+  const questionOpened = (internId: string, wording: string) =>
+    event('question.opened', {
+      ...runRef(internId),
+      tool_call_id: `call_${randomUUID().slice(0, 8)}`,
+      arguments: { kind: 'permission', operation: `shell: echo ${wording}`, options: ['allow_once', 'reject_once'] },
+      expires_at: '2030-01-01T10:05:00.000Z',
+    } as IntegrationEventData['question.opened']);
+
+  it("purges the question of every delivery about an intern once its deletion arrives, and nobody else's", async () => {
+    const deleted = randomUUID();
+    const other = randomUUID();
+    const wording = `MARKER-${randomUUID()}`;
+    await insertEndpoint(dataSource, { url: 'https://q.example/', events: ['question.opened'] });
+    const questions = [questionOpened(deleted, wording), questionOpened(deleted, wording)];
+    const kept = questionOpened(other, wording);
+    await publish(internCreated(deleted), internCreated(other), ...questions, kept);
+    for (const question of [...questions, kept]) await eventually(() => deliveriesOf(question.id), (found) => found.length === 1);
+
+    await publish(event('intern.deleted', { intern_id: deleted }));
+    for (const question of questions) {
+      const [row] = await eventually(() => deliveriesOf(question.id), (found) => !found[0].payload.includes(wording));
+      // The wording is blanked; the rest of the payload, and the delivery itself, stay.
+      expect(JSON.parse(row.payload)).toEqual({
+        id: question.id,
+        type: 'question.opened',
+        created_at: question.created_at,
+        workspace_id: WORKSPACE,
+        data: { ...question.data, arguments: { kind: 'permission', operation: '', options: ['allow_once', 'reject_once'] } },
+      });
+      expect(row.status).toBe('pending');
+    }
+    await drained();
+    expect((await deliveriesOf(kept.id))[0].payload).toContain(wording);
+  });
+
+  it('purges the question of deliveries recorded longer than TRANSCRIPT_RETENTION_MS ago, in batches', async () => {
+    const internId = randomUUID();
+    const wording = `MARKER-${randomUUID()}`;
+    const endpoint = await insertEndpoint(dataSource, { url: 'https://r.example/', events: ['question.opened'] });
+    const elicitation = event('question.opened', {
+      ...runRef(internId),
+      tool_call_id: 'call_e',
+      arguments: { kind: 'elicitation', message: `tell me ${wording}`, fields: [{ name: wording, type: 'string', required: true }] },
+      expires_at: '2030-01-01T10:05:00.000Z',
+    } as IntegrationEventData['question.opened']);
+    await publish(internCreated(internId), elicitation);
+    await eventually(() => deliveriesOf(elicitation.id), (found) => found.length === 1);
+    // More old question deliveries than a batch: written straight into the table, recorded an hour ago.
+    await dataSource.query(
+      `INSERT INTO webhooks.deliveries (endpoint_id, event_id, event_type, payload, created_at)
+       SELECT $1, gen_random_uuid(), 'question.opened', $2, now() - interval '1 hour' FROM generate_series(1, $3)`,
+      [endpoint.id, JSON.stringify({ data: { arguments: { kind: 'permission', operation: wording, options: [] } } }), QUESTION_PURGE_BATCH],
+    );
+    const purger = new QuestionPayloadPurger(dataSource);
+
+    const retentionMs = 60_000;
+    expect(await purger.purgeRecordedBefore(retentionMs)).toBe(QUESTION_PURGE_BATCH);
+    expect(await purger.purgeRecordedBefore(retentionMs)).toBe(0);
+    // Recorded just now: kept until its own retention.
+    expect((await deliveriesOf(elicitation.id))[0].payload).toContain(wording);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await purger.purgeRecordedBefore(200)).toBe(1);
+    const [row] = await deliveriesOf(elicitation.id);
+    expect(JSON.parse(row.payload).data.arguments).toEqual({ kind: 'elicitation', message: '', fields: [] });
+    const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM webhooks.deliveries WHERE strpos(payload, $1) > 0`, [wording]);
+    expect(n).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { INTEGRATION_EVENT_DURABLES } from '@interns/contracts';
 import { IntegrationEventConsumers, integrationEventStream, type ServiceDeps } from '@interns/service-runtime';
+import type { QuestionPayloadPurger } from '../retention/question-payload-purger';
 import { EventRecorder } from './event-recorder';
 import { EventStreamConsumer } from './event-stream-consumer';
 
@@ -8,8 +9,8 @@ export const WEBHOOKS_DURABLE = INTEGRATION_EVENT_DURABLES.webhooks;
 
 /** The webhooks service's consumers of the lifecycle and runs integration event streams. */
 export class IntegrationEventsConsumers extends IntegrationEventConsumers {
-  constructor(deps: ServiceDeps, onRecorded: () => void) {
-    const recorder = new EventRecorder(deps.dataSource);
+  constructor(deps: ServiceDeps, questions: QuestionPayloadPurger, onRecorded: () => void) {
+    const recorder = new EventRecorder(deps.dataSource, questions);
     super((source) => new EventStreamConsumer({ ...integrationEventStream(deps, source, WEBHOOKS_DURABLE), recorder, onRecorded }));
   }
 }

@@ -119,7 +119,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   limit_reached: 'a per-workspace cap is reached (MAX_INTERNS_PER_WORKSPACE on create); the message names it',
   run_not_active: 'cancel of a run that has already ended',
   run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
-  run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS: its chunks are no longer kept",
+  run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS, or its transcript was purged (TRANSCRIPT_RETENTION_MS, its intern's deletion): its chunks are no longer kept",
   payload_too_large: 'the body is over 1048576 bytes',
   uri_too_long: 'the request line alone is over the 16 KiB limit of a request head (answered by the HTTP layer, before routing)',
   unsupported_media_type: 'a non-empty body without `Content-Type: application/json`',
