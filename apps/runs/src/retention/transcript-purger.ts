@@ -20,6 +20,14 @@ const SQL_NAME = /^[A-Za-z]+$/;
  */
 const WORDY_INTEGRATION_EVENTS = ['question.opened', 'run.failed'] as const satisfies readonly IntegrationEventType[];
 
+/**
+ * How long a teardown's purge may scan the runs events stream for the intern's wordy integration events. The
+ * scan is one request per message of those types, and the stream may hold many (up to JETSTREAM_MAX_BYTES):
+ * past this budget the teardown goes on (it must never hang, interface section 22) and the rest of them leave
+ * the stream with its age limit (JETSTREAM_MAX_AGE_MS) or the retention sweep, whichever comes first.
+ */
+export const INTERN_EVENT_SCAN_BUDGET_MS = 10_000;
+
 /** What to do with one stored integration event while scanning its type from the first: `stop` ends the scan. */
 type IntegrationEventVerdict = 'delete' | 'keep' | 'stop';
 
@@ -61,6 +69,7 @@ export class TranscriptPurger {
     private readonly dataSource: DataSource,
     private readonly nc: NatsConnection,
     private readonly subjects: Subjects,
+    private readonly internEventScanBudgetMs = INTERN_EVENT_SCAN_BUDGET_MS,
   ) {}
 
   /** Purges at most `limit` runs that ended longer than `retentionMs` ago (by the database's clock), oldest first; answers how many. */
@@ -99,7 +108,11 @@ export class TranscriptPurger {
       await this.purge(runs);
       purged += runs.length;
     }
-    await this.deleteIntegrationEvents((message) => (message.json<IntegrationEvent>().data.intern_id === internId ? 'delete' : 'keep'));
+    const scanUntil = Date.now() + this.internEventScanBudgetMs;
+    await this.deleteIntegrationEvents((message) => {
+      if (Date.now() > scanUntil) return 'stop';
+      return message.json<IntegrationEvent>().data.intern_id === internId ? 'delete' : 'keep';
+    });
     return purged;
   }
 

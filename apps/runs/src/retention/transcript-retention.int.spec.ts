@@ -286,6 +286,17 @@ describe('transcript retention', () => {
     expect(await storedEvents()).toEqual(before.filter((seq) => !doomed.includes(seq)));
   });
 
+  it("ends a deleted intern's scan of the runs events stream when its budget is spent, so the teardown never waits on a long stream", async () => {
+    const deleted = randomUUID();
+    const text = marker();
+    const left = await publishEvent('question.opened', deleted, text);
+    const hasted = new TranscriptPurger(dataSource, nc, subjects, -1);
+    await hasted.purgeIntern(deleted);
+    expect(await storedEvents()).toContain(left);
+    await purger.purgeIntern(deleted);
+    expect(await storedEvents()).not.toContain(left);
+  });
+
   it('deletes the questions and failures published longer ago than the retention, and keeps younger ones', async () => {
     const internId = randomUUID();
     await publishEvent('question.opened', internId, marker());
