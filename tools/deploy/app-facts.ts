@@ -31,7 +31,7 @@ export const ADMIN = 'admin';
  */
 export const SECRETS_OF: Readonly<Record<ServiceName | typeof MIGRATIONS, readonly string[]>> = {
   gateway: ['DATABASE_URL'],
-  lifecycle: ['DAEMON_SIGNING_KEY', 'DATABASE_URL'],
+  lifecycle: ['DAEMON_SIGNING_KEY', 'DATABASE_URL', 'VAULT_PUBLIC_KEY'],
   runs: ['DATABASE_URL', 'MODEL_API_KEY'],
   analytics: ['DATABASE_URL'],
   webhooks: ['DATABASE_URL'],

@@ -10,6 +10,7 @@ import { openDatabase } from '@interns/database';
 import { CredentialResolver, hashApiKey, IDENTITY_SCHEMA, identityMigrations } from '@interns/identity';
 import { connectNats } from '@interns/messaging';
 import { createTestDatabase, TestDatabase, testNatsPrefix } from '@interns/testing';
+import { VaultOpener, VaultSealer } from '@interns/vault';
 import { runAdmin } from './admin.cli';
 
 const WS_A = '2d2d2d2d-0000-4000-8000-00000000000a';
@@ -241,9 +242,20 @@ describe('admin command', () => {
     });
   });
 
+  it('prints a new vault key pair whose public key seals what its master key opens', async () => {
+    const run = await admin('vault-key');
+    expect(run.code).toBe(0);
+    const pair = JSON.parse(run.stdout) as { master_key: string; public_key: string };
+    expect(JSON.parse(pair.public_key)).toEqual({ kty: 'OKP', crv: 'X25519', x: expect.any(String) });
+    const sealer = await VaultSealer.load({ masterKey: null, publicKey: pair.public_key, keysDir: '/nonexistent', nodeEnv: 'production' });
+    const opener = await VaultOpener.load({ masterKey: pair.master_key, keysDir: '/nonexistent', nodeEnv: 'production' });
+    expect(await opener.open(await sealer.seal('value', 'name'), 'name')).toBe('value');
+    expect((await admin('vault-key')).stdout).not.toBe(run.stdout);
+  });
+
   it('rejects unknown and missing commands', async () => {
     expect(failure(await admin('launch'))).toBe(
-      'error: unknown command "launch"; expected one of apply, intern-key, oauth-token, chatapp-installed, audit, nats-setup, db-setup',
+      'error: unknown command "launch"; expected one of apply, intern-key, oauth-token, chatapp-installed, audit, nats-setup, db-setup, vault-key',
     );
     expect(failure(await admin())).toMatch(/^error: missing command/);
     expect(failure(await runAdminWithEnv(['apply', 'x.json'], { GATEWAY_PORT: 'abc' }))).toBe(

@@ -8,8 +8,9 @@ import { parseDbSetupArgs, runDbSetup } from './commands/db-setup.command';
 import { parseInternKeyArgs, runInternKey } from './commands/intern-key.command';
 import { parseNatsSetupArgs, runNatsSetup } from './commands/nats-setup.command';
 import { parseOauthTokenArgs, runOauthToken } from './commands/oauth-token.command';
+import { parseVaultKeyArgs, runVaultKey } from './commands/vault-key.command';
 
-export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit', 'nats-setup', 'db-setup'] as const;
+export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit', 'nats-setup', 'db-setup', 'vault-key'] as const;
 
 export const USAGE = [
   'usage: npm run admin -- <command> ...',
@@ -20,6 +21,7 @@ export const USAGE = [
   '  audit --intern <intern_id>',
   '  nats-setup --dir <dir> [--prefix <prefix>] [--store-dir <path>] [--split]',
   '  db-setup',
+  '  vault-key',
 ].join('\n');
 
 export interface AdminIo {
@@ -60,6 +62,9 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
       case 'db-setup':
         parseDbSetupArgs(args);
         return await runDbSetup(config);
+      case 'vault-key':
+        parseVaultKeyArgs(args);
+        return await runVaultKey();
     }
   } finally {
     await resources.close();

@@ -22,6 +22,7 @@ import { RequestAdmission } from './request-admission.hook';
 import { RunsHttpController } from './runs/runs.http.controller';
 import { ServiceClient } from './service.client';
 import { WebhooksHttpController } from './webhooks/webhooks.http.controller';
+import { VaultHttpController } from './vault/vault.http.controller';
 
 /**
  * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
@@ -46,6 +47,7 @@ export class GatewayModule {
         SigningKeysHttpController,
         OpenApiHttpController,
         WebhooksHttpController,
+        VaultHttpController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

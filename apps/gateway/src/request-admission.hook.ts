@@ -14,6 +14,7 @@ import { apiError, rateLimitedError, sendHttpError, unauthenticatedError } from 
 import { classifyInternRoute, InternRoute } from './intern-routes';
 import { regionalHostMatcher } from './regional-host';
 import { isWebhookRoute } from './webhooks/webhook-routes';
+import { classifyVaultRoute, type VaultRoute } from './vault/vault-routes';
 
 /** The credentials CONTRACT section 13 admits to webhook routes; the others (management, intern keys) get 403. */
 const WEBHOOK_CREDENTIALS: ReadonlySet<string> = new Set(['user', 'organization', 'oauth']);
@@ -64,9 +65,14 @@ export class RequestAdmission {
 
     const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
     const webhookRoute = route === null && isWebhookRoute(request.routeOptions.url, request.url);
-    if (route === null && !webhookRoute) return undefined;
+    const vaultRoute = route === null && !webhookRoute ? classifyVaultRoute(request.method, request.routeOptions.url, request.url) : null;
+    if (route === null && !webhookRoute && vaultRoute === null) return undefined;
     if (route?.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
-    const check = () => (route !== null ? this.check(request, route, state) : this.checkWebhookCaller(request, state));
+    const check = () => {
+      if (route !== null) return this.check(request, route, state);
+      if (vaultRoute !== null) return this.checkVaultCaller(request, vaultRoute, state);
+      return this.checkWebhookCaller(request, state);
+    };
     const refusal = await (tracingEnabled() ? runInRequestContext(state, check) : check());
     if (refusal === null) return undefined;
     return sendHttpError(reply, refusal);
@@ -134,6 +140,28 @@ export class RequestAdmission {
     }
     if (!credential.organization.programme) return apiError('not_found', 'not found');
 
+    state.principal = principal;
+    return null;
+  }
+
+  /**
+   * Vault routes (interface section 18): section 1's checks in order, where intern keys get 404 on every vault
+   * route and management keys 401 (as on intern routes); a write while the organization's lifecycle writes are
+   * off is 503 `vault_writes_disabled` (reads still work). The vault's lower body cap is the controller's.
+   */
+  private async checkVaultCaller(request: FastifyRequest, route: VaultRoute, state: GatewayRequestState): Promise<HttpError | null> {
+    const authenticated = await this.authenticate(request);
+    if ('status' in authenticated) return authenticated;
+    const { credential, principal } = authenticated;
+    if (principal === null) return this.unauthenticated(request);
+    if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
+    if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
+      return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
+    }
+    if (!credential.organization.programme || credential.kind === 'intern') return apiError('not_found', 'not found');
+    if (route.write && !credential.organization.lifecycleWrites) {
+      return apiError('vault_writes_disabled', "this organization's vault writes are disabled");
+    }
     state.principal = principal;
     return null;
   }

@@ -19,6 +19,7 @@ import { projectInternSummary } from './interns/intern-summary.projection';
 import { InternTransitionsService } from './interns/intern-transitions.service';
 import { internsNatsController } from './interns/interns.nats.controller';
 import { internsLeanHandlers } from './interns/interns.lean-handlers';
+import { VaultModule } from './vault/vault.module';
 
 /** Advisory lock of the process manager's leader (distinct from the relay's). */
 const PROCESS_MANAGER_LOCK: [string, string] = ['process-manager', `${LIFECYCLE_SCHEMA}/provisioning`];
@@ -66,7 +67,7 @@ export class LifecycleModule {
     });
     return {
       module: LifecycleModule,
-      imports: [DaemonModule.forRoot({ dataSource, config, subjects })],
+      imports: [DaemonModule.forRoot({ dataSource, config, subjects }), VaultModule.forRoot({ dataSource, config, subjects })],
       controllers: [internsNatsController(subjects.lifecycle)],
       providers: [
         { provide: IntegrationEventsRelay, useValue: relay },

@@ -169,6 +169,13 @@ export interface PlatformConfig {
   webhookSecretsKey: string | null;
   /** WEBHOOK_SECRETS_KEY_PREVIOUS: the key being rotated out; what it sealed is sealed again at start. */
   webhookSecretsKeyPrevious: string | null;
+  /**
+   * VAULT_MASTER_KEY: the vault's private key (a JWK of an X25519 key), which opens stored secret values; only the
+   * egress proxy needs it. null: not given (development generates a key pair under KEYS_DIR).
+   */
+  vaultMasterKey: string | null;
+  /** VAULT_PUBLIC_KEY: the vault's public key (a JWK), which seals values: what lifecycle needs in production. */
+  vaultPublicKey: string | null;
   /** Endpoints one workspace may have; bounds the delivery work one caller can ask for. */
   webhookEndpointsPerWorkspace: number;
   /** Deliveries one webhooks replica attempts at once. */
@@ -391,6 +398,8 @@ export function loadConfig(env: Env): PlatformConfig {
     webhookSecretsKey: optionalFrom(env, 'WEBHOOK_SECRETS_KEY'),
     webhookSecretsKeyPrevious: optionalFrom(env, 'WEBHOOK_SECRETS_KEY_PREVIOUS'),
     webhookEndpointsPerWorkspace: positiveIntFrom(env, 'WEBHOOK_ENDPOINTS_PER_WORKSPACE', 20),
+    vaultMasterKey: optionalFrom(env, 'VAULT_MASTER_KEY'),
+    vaultPublicKey: optionalFrom(env, 'VAULT_PUBLIC_KEY'),
     webhookDeliveryConcurrency: positiveIntFrom(env, 'WEBHOOK_DELIVERY_CONCURRENCY', 8),
   };
 }

@@ -34,6 +34,8 @@ export const ERROR_REASONS = {
   configuration_error: { status: 500, retryable: false },
   /** Chat stream error chunk: the link to the run broke without the run's confirmation. */
   stream_severed: { status: 502, retryable: true },
+  /** A vault write while the organization's lifecycle writes are off (interface section 18); reads still work. */
+  vault_writes_disabled: { status: 503, retryable: false },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 
 export type ErrorReason = keyof typeof ERROR_REASONS;

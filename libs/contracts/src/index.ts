@@ -18,3 +18,4 @@ export * from './analytics-query';
 export * from './openapi/index';
 export * from './webhooks';
 export * from './integration-event-envelope';
+export * from './vault';

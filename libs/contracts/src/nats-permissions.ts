@@ -41,6 +41,10 @@ const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   // Intern runtimes are hosted by the runs service.
   daemonTokenCheck: ['runs'],
   daemonAudit: ['admin'],
+  vaultList: ['gateway'],
+  vaultPut: ['gateway'],
+  vaultDelete: ['gateway'],
+  vaultCopy: ['gateway'],
   ping: PROBE,
 };
 

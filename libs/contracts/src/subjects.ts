@@ -22,6 +22,10 @@ export const LIFECYCLE_COMMANDS = {
   daemonAccess: 'daemon-access',
   /** Sign an invoke request for a daemon (recorded in the audit). */
   daemonSign: 'daemon-sign',
+  /** The vault (interface section 18): create or replace, delete, copy workspace secrets into an intern's vault. */
+  vaultPut: 'vault-put',
+  vaultDelete: 'vault-delete',
+  vaultCopy: 'vault-copy',
 } as const;
 
 export const LIFECYCLE_QUERIES = {
@@ -36,6 +40,7 @@ export const LIFECYCLE_QUERIES = {
   daemonTokenCheck: 'daemon-token-check',
   /** Admin: an intern's recorded reveals and signings. */
   daemonAudit: 'daemon-audit',
+  vaultList: 'vault-list',
   ping: 'ping',
 } as const;
 
@@ -98,6 +103,10 @@ export function subjectsFor(prefix: string) {
       daemonSigningKeys: qry('lifecycle', LIFECYCLE_QUERIES.daemonSigningKeys),
       daemonTokenCheck: qry('lifecycle', LIFECYCLE_QUERIES.daemonTokenCheck),
       daemonAudit: qry('lifecycle', LIFECYCLE_QUERIES.daemonAudit),
+      vaultList: qry('lifecycle', LIFECYCLE_QUERIES.vaultList),
+      vaultPut: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultPut),
+      vaultDelete: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultDelete),
+      vaultCopy: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultCopy),
       ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
     },
     runs: {

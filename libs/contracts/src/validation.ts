@@ -17,6 +17,7 @@ import {
 } from './intern';
 import { MAX_SESSION_ID_CHARS } from './chat';
 import { RUN_STATUSES, type RunListQuery } from './runs';
+import { VAULT_LIST_DEFAULT_LIMIT, VAULT_LIST_MAX_LIMIT, VAULT_LIST_MAX_OFFSET, type VaultListQuery } from './vault';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 export const MODEL_PATTERN = /^[A-Za-z0-9~._:@+-]+\/[A-Za-z0-9~._:@+-]+$/;
@@ -200,4 +201,21 @@ export function parseRunListQuery(query: QueryParameters): RunListQuery {
     throw new DomainError('invalid_body', `session_id must be 1-${MAX_SESSION_ID_CHARS} characters`);
   }
   return { ...page, sessionId };
+}
+
+/** An integer query parameter within [min, max], or `fallback` when absent (400 naming the range otherwise). */
+function boundedInteger(query: QueryParameters, key: string, min: number, max: number, fallback: number): number {
+  const raw = singleParameter(query, key);
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) throw new DomainError('invalid_body', `${key} must be an integer ${min}-${max}`);
+  return value;
+}
+
+/** Parses GET /vault/secrets (and an intern's) query parameters (interface section 18). Unknown parameters are ignored. */
+export function parseVaultListQuery(query: QueryParameters): VaultListQuery {
+  return {
+    limit: boundedInteger(query, 'limit', 1, VAULT_LIST_MAX_LIMIT, VAULT_LIST_DEFAULT_LIMIT),
+    offset: boundedInteger(query, 'offset', 0, VAULT_LIST_MAX_OFFSET, 0),
+  };
 }

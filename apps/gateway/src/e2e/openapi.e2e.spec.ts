@@ -502,6 +502,29 @@ describe('webhooks', () => {
   });
 });
 
+describe('the vault', () => {
+  it('writes, lists, copies and deletes secrets of both scopes, and refuses as documented', async () => {
+    const hosts = ['api.example.com'];
+    expect((await call(`${API}/vault/secrets/openapi_token`, { method: 'PUT', token: KEYS.alice, json: { value: 'v', hosts } })).status).toBe(200);
+    expect((await call(`${API}/vault/secrets?limit=10`, { token: KEYS.org })).status).toBe(200);
+    const intern = await createIntern(platform);
+    const copied = await call(`${API}/vault/interns/${intern}/secrets/copy`, { method: 'POST', token: KEYS.alice, json: { names: ['openapi_token'] } });
+    expect(copied.status).toBe(200);
+    expect((await call(`${API}/vault/interns/${intern}/secrets/own_token`, { method: 'PUT', token: KEYS.alice, json: { value: 'w', hosts } })).status).toBe(200);
+    expect((await call(`${API}/vault/interns/${intern}/secrets`, { token: tokens.full })).body.data).toHaveLength(2);
+    expect((await call(`${API}/vault/interns/${intern}/secrets/own_token`, { method: 'DELETE', token: KEYS.alice })).status).toBe(204);
+    expect((await call(`${API}/vault/secrets/openapi_token`, { method: 'DELETE', token: KEYS.alice })).status).toBe(204);
+
+    await refusedWith(400, 'invalid_body', `${API}/vault/secrets/Bad-Name`, { method: 'PUT', token: KEYS.alice, json: { value: 'v', hosts } });
+    await refusedWith(404, 'not_found', `${API}/vault/secrets/openapi_token`, { method: 'DELETE', token: KEYS.alice });
+    await refusedWith(404, 'not_found', `${API}/vault/interns/${intern}/secrets`, { token: KEYS.aliceOther });
+    await refusedWith(415, 'unsupported_media_type', `${API}/vault/secrets/x`, { method: 'PUT', token: KEYS.alice, raw: '{}' });
+    await refusedWith(413, 'payload_too_large', `${API}/vault/secrets/x`, { method: 'PUT', token: KEYS.alice, json: { value: 'v'.repeat(430_000), hosts } });
+    await refusedWith(503, 'vault_writes_disabled', `${API}/vault/secrets/x`, { method: 'PUT', token: KEYS.readonly, json: { value: 'v', hosts } });
+    expect((await call(`${API}/vault/secrets`, { token: KEYS.management })).status).toBe(401);
+  });
+});
+
 describe('GET /analytics/meta', () => {
   it('answers the catalogue to a management key, and errors without metadata', async () => {
     expect((await call(`${API}/analytics/meta`, { token: KEYS.management })).status).toBe(200);
@@ -529,6 +552,6 @@ describe('coverage', () => {
     const missing = validator.operations().filter((operation) => !succeeded.has(operation));
     expect(missing).toEqual([]);
     const statuses = new Set(exercised.map((entry) => entry.split(' ').at(-1)));
-    expect([...statuses].sort()).toEqual(expect.arrayContaining(['200', '201', '202', '304', '400', '401', '403', '404', '409', '413', '415', '429']));
+    expect([...statuses].sort()).toEqual(expect.arrayContaining(['200', '201', '202', '204', '304', '400', '401', '403', '404', '409', '413', '415', '429', '503']));
   });
 });

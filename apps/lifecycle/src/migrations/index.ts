@@ -2,6 +2,7 @@ import { eventStoreMigration, outboxParkingMigration } from '@interns/event-stor
 import { InternsReadModel1700000000200 } from './1700000000200-interns-read-model';
 import { Provisioning1700000000300 } from './1700000000300-provisioning';
 import { DaemonTokens1700000000400 } from './1700000000400-daemon-tokens';
+import { VaultSecrets1700000000600 } from './1700000000600-vault-secrets';
 
 export const LIFECYCLE_SCHEMA = 'lifecycle';
 export const lifecycleMigrations = [
@@ -10,4 +11,5 @@ export const lifecycleMigrations = [
   Provisioning1700000000300,
   DaemonTokens1700000000400,
   outboxParkingMigration(LIFECYCLE_SCHEMA, 1700000000500),
+  VaultSecrets1700000000600,
 ];

@@ -32,6 +32,11 @@ export async function runTeardownStep(
       return {
         kind: 'done',
         inTransaction: async (manager) => {
+          // The intern's vault goes with its secrets (interface section 18): sealed values, hosts and fingerprints.
+          await manager.query(
+            `DELETE FROM lifecycle.vault_secrets WHERE scope = 'intern' AND vault_id IN (SELECT id FROM lifecycle.vaults WHERE owner_intern_id = $1)`,
+            [internId],
+          );
           await manager.query(`DELETE FROM lifecycle.vaults WHERE owner_intern_id = $1`, [internId]);
         },
       };

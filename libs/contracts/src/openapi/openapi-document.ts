@@ -33,6 +33,7 @@ import {
 import { analyticsQuery } from './openapi-analytics-query';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
 import { oneWebhook, webhookDeliveries, webhooks } from './openapi-webhook-paths';
+import { copyInternSecrets, internSecrets, oneInternSecret, oneWorkspaceSecret, workspaceSecrets } from './openapi-vault-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
 import type { JsonSchema } from './json-schema';
@@ -111,6 +112,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },
     { name: 'Analytics', description: 'Analytics catalogue and query (sections 9 and 14).' },
     { name: 'Webhooks', description: "A workspace's webhook endpoints and their deliveries (section 13)." },
+    { name: 'Vault', description: "Secrets of a workspace and of an intern, never answered with their values (section 18)." },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -138,6 +140,11 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/webhooks': webhooks,
     '/webhooks/{webhook_id}': oneWebhook,
     '/webhooks/{webhook_id}/deliveries': webhookDeliveries,
+    '/vault/secrets': workspaceSecrets,
+    '/vault/secrets/{name}': oneWorkspaceSecret,
+    '/vault/interns/{intern_id}/secrets': internSecrets,
+    '/vault/interns/{intern_id}/secrets/copy': copyInternSecrets,
+    '/vault/interns/{intern_id}/secrets/{name}': oneInternSecret,
     [OPENAPI_DOCUMENT_PATH]: openApiDocumentPath,
   },
   components: {

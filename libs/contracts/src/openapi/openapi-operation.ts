@@ -9,7 +9,7 @@ import { RUN_STATUSES } from '../runs';
 import { JsonSchema, ref, SESSION_ID, UUID_SCHEMA } from './json-schema';
 import { fixedHeader, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 
-export const HTTP_METHODS = ['get', 'post', 'patch', 'delete'] as const;
+export const HTTP_METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export interface OpenApiParameter {
@@ -47,8 +47,8 @@ export type OpenApiPathItem = { parameters?: OpenApiParameter[] } & Partial<Reco
 
 // ---- security: bearer credentials; the requirement's roles name the key kinds and OAuth scopes ----
 
-const API_KEY = 'apiKey';
-const OAUTH_TOKEN = 'oauthToken';
+export const API_KEY = 'apiKey';
+export const OAUTH_TOKEN = 'oauthToken';
 export const INTERN_ROUTE_SECURITY: SecurityRequirement[] = [{ [API_KEY]: ['user', 'organization', 'intern'] }, { [OAUTH_TOKEN]: ['interns'] }];
 export const DAEMON_ACCESS_SECURITY: SecurityRequirement[] = [{ [OAUTH_TOKEN]: ['interns'] }];
 export const SIGNING_SECURITY: SecurityRequirement[] = [{ [OAUTH_TOKEN]: ['interns', 'vault:read'] }];

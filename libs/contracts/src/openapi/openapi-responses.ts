@@ -120,7 +120,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   run_not_active: 'cancel of a run that has already ended',
   run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
   run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS, or its transcript was purged (TRANSCRIPT_RETENTION_MS, its intern's deletion): its chunks are no longer kept",
-  payload_too_large: 'the body is over 1048576 bytes',
+  payload_too_large: 'the body is over 1048576 bytes (425000 on vault routes)',
   uri_too_long: 'the request line alone is over the 16 KiB limit of a request head (answered by the HTTP layer, before routing)',
   unsupported_media_type: 'a non-empty body without `Content-Type: application/json`',
   headers_too_large: "the request's head (request line and headers) is over 16 KiB (answered by the HTTP layer, before routing)",
@@ -128,6 +128,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   internal_error: 'a transient failure, including a backend service that did not answer',
   configuration_error: 'a missing binding or unusable stored credential, such as a model provider without a key',
   stream_severed: 'the link to the run broke without confirmation (stream error chunk only)',
+  vault_writes_disabled: "a vault write while the organization's lifecycle writes are off (reads still work)",
 };
 
 /** The error responses of an intern route: 401, then one response per status its reasons fall under. */

@@ -15,6 +15,7 @@ import { JsonSchema, listPage, NON_EMPTY_STRING, nullable, ref, requestSchemaOf,
 import { ANALYTICS_QUERY_SCHEMAS } from './openapi-analytics-query';
 import { RUN_SCHEMAS } from './openapi-run-schemas';
 import { WEBHOOK_SCHEMAS } from './openapi-webhook-schemas';
+import { VAULT_SCHEMAS } from './openapi-vault-schemas';
 
 const SHA256_HEX: JsonSchema = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const NON_NEGATIVE_INTEGER: JsonSchema = { type: 'integer', minimum: 0 };
@@ -274,6 +275,7 @@ export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...CHAT_SCHEMAS,
   ...RUN_SCHEMAS,
   ...WEBHOOK_SCHEMAS,
+  ...VAULT_SCHEMAS,
   ...ERROR_SCHEMAS,
   ...DAEMON_SCHEMAS,
   ...ANALYTICS_SCHEMAS,
