@@ -19,7 +19,9 @@ export default {
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: aliases,
   testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'],
-  // Stops the run at once, with the package to install, when a tool the tests need is missing.
-  globalSetup: '<rootDir>/tools/test/preflight.ts',
+  // Stops the run at once, with the package to install, when a tool the tests need is missing; opens the run's
+  // ledger of NATS prefixes, whose streams the teardown deletes.
+  globalSetup: '<rootDir>/tools/test/global-setup.ts',
+  globalTeardown: '<rootDir>/tools/test/global-teardown.ts',
   testTimeout: 30000,
 };

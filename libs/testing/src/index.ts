@@ -11,3 +11,4 @@ export * from './webhook-receiver';
 export * from './openapi-fuzz';
 export * from './raw-http';
 export * from './syscall-probe';
+export * from './test-prefix-ledger';

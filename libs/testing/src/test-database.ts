@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { recordTestPrefix } from './test-prefix-ledger';
 
 const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -51,7 +52,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** A NATS_PREFIX of its own for one test file, so jest workers and repeated runs never collide. */
+/**
+ * A NATS_PREFIX of its own for one test file, so jest workers and repeated runs never collide. Noted in the run's
+ * ledger, whose global teardown deletes the streams made under it.
+ */
 export function testNatsPrefix(): string {
-  return `test_${randomBytes(5).toString('hex')}`;
+  const prefix = `test_${randomBytes(5).toString('hex')}`;
+  recordTestPrefix(prefix);
+  return prefix;
 }

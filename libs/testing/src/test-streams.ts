@@ -10,15 +10,26 @@ export const TEST_JETSTREAM_MAX_BYTES = 4 * 1024 * 1024;
 export const TEST_STREAM_LIMITS = { maxAgeMs: 3_600_000, maxBytes: TEST_JETSTREAM_MAX_BYTES, replicas: 1 };
 
 /** Deletes the JetStream streams made under a test's NATS prefix, so the shared server does not collect them. */
-export async function deleteTestStreams(prefix: string, natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'): Promise<void> {
+export function deleteTestStreams(prefix: string, natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'): Promise<number> {
+  return deleteStreamsOfPrefixes([prefix], natsUrl);
+}
+
+/** Deletes the streams under any of `prefixes` (one listing of the server's streams); answers how many. */
+export async function deleteStreamsOfPrefixes(prefixes: readonly string[], natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'): Promise<number> {
+  if (prefixes.length === 0) return 0;
+  const streamPrefixes = prefixes.map((prefix) => `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_`);
   const nc = await connect({ servers: natsUrl });
+  let deleted = 0;
   try {
     const jsm = await jetstreamManager(nc);
-    const streamPrefix = `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_`;
-    for await (const name of jsm.streams.names()) {
-      if (name.startsWith(streamPrefix)) await jsm.streams.delete(name).catch(() => undefined);
+    const names: string[] = [];
+    for await (const name of jsm.streams.names()) names.push(name);
+    for (const name of names) {
+      if (!streamPrefixes.some((streamPrefix) => name.startsWith(streamPrefix))) continue;
+      if (await jsm.streams.delete(name).catch(() => false)) deleted += 1;
     }
   } finally {
     await nc.close();
   }
+  return deleted;
 }
