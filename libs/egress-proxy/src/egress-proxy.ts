@@ -706,7 +706,7 @@ export class EgressProxy {
       path,
       headers: rawHeaders,
       setHost: false,
-      agent: false,
+      // No agent: the request goes on this connection to the checked address, and the connection ends with it.
       createConnection: () => upstreamSocket as Socket,
     });
     if (!count('bytes_out', headSize(`${method} ${path} HTTP/1.1`, rawHeaders))) return;
