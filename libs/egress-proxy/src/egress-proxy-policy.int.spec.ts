@@ -5,7 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { EgressCa } from './egress-ca';
-import type { EgressProxy } from './egress-proxy';
+import type { EgressPolicy, EgressProxy } from './egress-proxy';
 import {
   connectThrough,
   curl,
@@ -22,7 +22,7 @@ import {
   writePem,
 } from './testing/egress-fixtures';
 
-const NO_POLICY = { allow: [], secrets: [] };
+const NO_POLICY: EgressPolicy = { allow: [], secrets: [] };
 /** The names the test origins answer for (Node accepts no `*.test` wildcard: too few labels). */
 const ORIGIN_NAMES = ['allowed.test', 'wild.test', 'a.wild.test', 'deep.x.wild.test', 'other.test', 'rebind.test'];
 
@@ -57,7 +57,7 @@ describe('EgressProxy: policy and addresses', () => {
   });
 
 
-  async function started(setup: Partial<Parameters<typeof newProxy>[0]>, policy: { allow: string[]; secrets: [] } = NO_POLICY) {
+  async function started(setup: Partial<Parameters<typeof newProxy>[0]>, policy: EgressPolicy = NO_POLICY) {
     const made = newProxy({
       ca: egressCa,
       ports: [httpsOrigin.port, httpOrigin.port],

@@ -542,18 +542,21 @@ export class EgressProxy {
       socket.resume();
       return;
     }
-    const tlsSocket = new tls.TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: ['http/1.1'] });
-    this.track(listener, tlsSocket);
-    tlsSocket.on('error', () => tlsSocket.destroy());
-    tlsSocket.once('secure', () => {
-      // SNI pinned to the CONNECT target: a client asking for another name must not get this host's session.
-      const servername = (tlsSocket as TLSSocket & { servername?: string | false }).servername;
-      if (typeof servername === 'string' && normalizeHost(servername) !== target.host) {
+    const tlsSocket = new tls.TLSSocket(socket, {
+      isServer: true,
+      secureContext: context,
+      ALPNProtocols: ['http/1.1'],
+      // SNI pinned to the CONNECT target, checked in the ClientHello, before any request can arrive: a client
+      // asking for another name must not reach this host's session. (No SNI: the default context, this host's.)
+      SNICallback: (servername, callback) => {
+        if (normalizeHost(servername) === target.host) return callback(null, context);
         const reason = `egress_denied: TLS server name ${servername} does not match the CONNECT target ${target.host}`;
         this.log(listener, this.entry(target, new Date(), { decision: 'denied', reason }));
-        tlsSocket.destroy();
-      }
+        callback(new Error(reason));
+      },
     });
+    this.track(listener, tlsSocket);
+    tlsSocket.on('error', () => tlsSocket.destroy());
     this.tunnels.set(tlsSocket, { listener, target, tls: true });
     listener.inner.emit('connection', tlsSocket);
   }
@@ -649,23 +652,6 @@ export class EgressProxy {
         secrets: carried,
       });
     }
-    const values = new Map<string, string>();
-    for (const secret of scan.releasable) {
-      try {
-        values.set(secret.placeholder, await listener.context.openSecret(secret.name));
-      } catch {
-        return this.refuseRequest(listener, req, res, target, at, {
-          status: 502,
-          decision: 'allowed',
-          reason: `egress_error: secret ${secret.name} could not be opened`,
-          secrets: carried,
-        });
-      }
-    }
-    let rawHeaders = withoutHopByHop(req.rawHeaders);
-    if (hostHeader === undefined) rawHeaders.unshift('Host', target.port === defaultPort ? authority(target).replace(/:\d+$/, '') : authority(target));
-    rawHeaders = substitutePlaceholders(rawHeaders, values);
-
     const entry = this.entry(target, at, { method: req.method ?? null, path: pathOf(path), secrets: carried });
     const logOnce = (() => {
       let logged = false;
@@ -687,6 +673,22 @@ export class EgressProxy {
       req.resume();
       return this.answer(res, failure.status, failure.message);
     }
+    // Values are opened only now that the origin is reached (and, over TLS, verified): a request that goes
+    // nowhere never has a value fetched.
+    const values = new Map<string, string>();
+    for (const secret of scan.releasable) {
+      try {
+        values.set(secret.placeholder, await listener.context.openSecret(secret.name));
+      } catch {
+        upstreamSocket.destroy();
+        entry.reason = `egress_error: secret ${secret.name} could not be opened`;
+        req.resume();
+        return this.answer(res, 502, entry.reason);
+      }
+    }
+    let rawHeaders = withoutHopByHop(req.rawHeaders);
+    if (hostHeader === undefined) rawHeaders.unshift('Host', target.port === defaultPort ? authority(target).replace(/:\d+$/, '') : authority(target));
+    rawHeaders = substitutePlaceholders(rawHeaders, values);
     const cut = () => {
       entry.decision = 'denied';
       entry.reason = 'egress_denied: limit';
