@@ -121,7 +121,7 @@ export class AddressPolicy {
     const canonical = canonicalAddress(address);
     if (this.isPlatformEndpoint(canonical, port)) return 'an address of the platform itself';
     if (this.settings.allowPrivate) return null;
-    if (this.endpoints.some((endpoint) => endpoint.address === canonical)) return 'an address of the platform itself';
+    if (this.endpoints.some((endpoint) => !endpoint.wildcard && endpoint.address === canonical)) return 'an address of the platform itself';
     const addressClass = addressClassOf(canonical);
     return addressClass === null ? null : `${addressClass === 'unspecified' ? 'an' : 'a'} ${addressClass} address`;
   }

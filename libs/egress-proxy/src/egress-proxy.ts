@@ -241,6 +241,7 @@ export class EgressProxy {
    * the directory should be one only the service can write.
    */
   async listen(socketPath: string, context: EgressContext): Promise<void> {
+    if (this.listeners.has(socketPath)) throw new Error(`a listener is already serving ${socketPath}`);
     const existing = await lstat(socketPath).catch(() => null);
     if (existing !== null) {
       if (!existing.isSocket()) throw new Error(`${socketPath} exists and is not a socket`);
