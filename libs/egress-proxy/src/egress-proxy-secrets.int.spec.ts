@@ -11,6 +11,7 @@ import type { EgressPolicy, EgressProxy } from './egress-proxy';
 import {
   connectThrough,
   curl,
+  eventually,
   fixedContext,
   newEgressCa,
   newOriginCa,
@@ -160,6 +161,25 @@ describe('EgressProxy: secret release', () => {
       expect.objectContaining({ host: 'deploy.test', method: 'GET', path: '/upload', decision: 'denied', secrets: ['api_token'], status: 403 }),
       expect.objectContaining({ host: 'plain.test', method: 'GET', path: '/', decision: 'denied', secrets: ['api_token'], status: 403 }),
     ]);
+  });
+
+  it('logs a terminated tunnel that carried no request: a client that does not trust the egress CA', async () => {
+    const { proxyUrl, log, opened } = await started();
+    const originCaFile = await writePem(scratch.dir, 'origin-ca.pem', originCa.certificatePem);
+    const result = await curl(['-x', proxyUrl, '--cacert', originCaFile, '-H', `Authorization: ${TOKEN}`, `https://api.test:${httpsOrigin.port}/`]);
+    expect(result.exitCode).toBe(60); // CURLE_PEER_FAILED_VERIFICATION: the leaf is the egress CA's
+    await eventually(() => log.length === 1);
+    expect(log).toEqual([
+      expect.objectContaining({
+        host: 'api.test',
+        method: null,
+        decision: 'allowed',
+        reason: 'egress_error: the client did not complete TLS with the egress CA leaf',
+        secrets: [],
+      }),
+    ]);
+    expect(httpsOrigin.requests).toEqual([]);
+    expect(opened).toEqual([]);
   });
 
   it('does not terminate or substitute for a host that is only allowed: its traffic is tunnelled as it is', async () => {

@@ -153,6 +153,8 @@ interface TunnelState {
   listener: Listener;
   target: PinnedTarget;
   tls: boolean;
+  /** Whether anything of this tunnel was logged: a tunnel that carried no request is logged on its own when it closes. */
+  logged: boolean;
 }
 
 /** A failure to reach the origin, answered 502 (or 504 for a timeout). */
@@ -449,7 +451,7 @@ export class EgressProxy {
     const admitted = await this.admit(listener, target, policy);
     if ('status' in admitted) return refuse(admitted);
 
-    if (this.isBound(policy, target.host)) return this.terminate(listener, socket, head, admitted);
+    if (this.isBound(policy, target.host)) return this.terminate(listener, socket, head, admitted, at);
 
     let upstream: Socket;
     try {
@@ -523,10 +525,18 @@ export class EgressProxy {
    * A tunnel to a host a secret is bound to: answered 200, then served by `inner` (TLS terminated with the egress
    * CA's leaf, or plain HTTP when the client speaks it, as undici does for http:// URLs over CONNECT :80).
    */
-  private async terminate(listener: Listener, socket: Socket, head: Buffer, target: PinnedTarget): Promise<void> {
+  private async terminate(listener: Listener, socket: Socket, head: Buffer, target: PinnedTarget, at: Date): Promise<void> {
     const context = await this.options.ca.secureContextFor(target.host);
     if (socket.destroyed) return;
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    let handshakeDone = false;
+    const state: TunnelState = { listener, target, tls: true, logged: false };
+    // A tunnel that carried no request (the client gave up, or did not trust the egress CA) still gets its entry.
+    socket.once('close', () => {
+      if (state.logged) return;
+      const reason = state.tls && !handshakeDone ? 'egress_error: the client did not complete TLS with the egress CA leaf' : null;
+      this.log(listener, this.entry(target, at, { reason }));
+    });
     const firstBytes = head.length > 0 ? Promise.resolve(head) : new Promise<Buffer | null>((resolve) => {
       socket.once('data', (chunk: Buffer) => {
         socket.pause();
@@ -538,7 +548,8 @@ export class EgressProxy {
     if (first === null) return;
     socket.unshift(first);
     if (first[0] !== TLS_HANDSHAKE_RECORD) {
-      this.tunnels.set(socket, { listener, target, tls: false });
+      state.tls = false;
+      this.tunnels.set(socket, state);
       listener.inner.emit('connection', socket);
       socket.resume();
       return;
@@ -552,13 +563,15 @@ export class EgressProxy {
       SNICallback: (servername, callback) => {
         if (normalizeHost(servername) === target.host) return callback(null, context);
         const reason = `egress_denied: TLS server name ${servername} does not match the CONNECT target ${target.host}`;
-        this.log(listener, this.entry(target, new Date(), { decision: 'denied', reason }));
+        state.logged = true;
+        this.log(listener, this.entry(target, at, { decision: 'denied', reason }));
         callback(new Error(reason));
       },
     });
     this.track(listener, tlsSocket);
+    tlsSocket.once('secure', () => (handshakeDone = true));
     tlsSocket.on('error', () => tlsSocket.destroy());
-    this.tunnels.set(tlsSocket, { listener, target, tls: true });
+    this.tunnels.set(tlsSocket, state);
     listener.inner.emit('connection', tlsSocket);
   }
 
@@ -587,13 +600,14 @@ export class EgressProxy {
     const policy = await listener.context.policy();
     const admitted = await this.admit(listener, target, policy);
     if ('status' in admitted) return this.refuseRequest(listener, req, res, target, at, admitted);
-    await this.forward({ listener, target: admitted, tls: false }, policy, req, res, path, at);
+    await this.forward({ listener, target: admitted, tls: false, logged: true }, policy, req, res, path, at);
   }
 
   private async handleTunnelledRequest(state: TunnelState, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const at = new Date();
     const requestTarget = req.url ?? '';
     const { listener, target } = state;
+    state.logged = true;
     if (!requestTarget.startsWith('/')) {
       return this.refuseRequest(listener, req, res, target, at, {
         status: 400,
