@@ -23,6 +23,7 @@ import { RunsHttpController } from './runs/runs.http.controller';
 import { ServiceClient } from './service.client';
 import { WebhooksHttpController } from './webhooks/webhooks.http.controller';
 import { VaultHttpController } from './vault/vault.http.controller';
+import { EgressPolicyHttpController } from './egress/egress-policy.http.controller';
 
 /**
  * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
@@ -40,6 +41,7 @@ export class GatewayModule {
       imports: [HealthModule.forRoot({ service: 'gateway', dataSource: deps.dataSource, nats: () => deps.nats })],
       controllers: [
         InternsHttpController,
+        EgressPolicyHttpController,
         ChatHttpController,
         RunsHttpController,
         AnalyticsHttpController,

@@ -13,13 +13,26 @@ export const INTERN_ID_PARAM = 'intern_id';
 
 const ONE_INTERN = `${INTERNS_PATH}/:${INTERN_ID_PARAM}`;
 
-/** Create, update, delete, provision and suspend: refused with 404 when lifecycle writes are disabled. */
+/** The egress policy of an intern (interface section 19). */
+export const EGRESS_POLICY_PATH = `${ONE_INTERN}/egress`;
+
+/** Create, update, delete, provision, suspend and the egress policy's put: refused with 404 when lifecycle writes are disabled. */
 const LIFECYCLE_WRITES: ReadonlySet<string> = new Set([
   `POST ${INTERNS_PATH}`,
   `PATCH ${ONE_INTERN}`,
   `DELETE ${ONE_INTERN}`,
   `POST ${ONE_INTERN}/provision`,
   `POST ${ONE_INTERN}/suspend`,
+  `PUT ${EGRESS_POLICY_PATH}`,
+]);
+
+/**
+ * Intern routes an intern key may not use at all, even on its own intern (403 `forbidden`), with the message saying
+ * why. The egress policy's put: the policy bounds what an intern may reach, so it is set by the workspace's members
+ * and keys, never by the credential scoped to the intern itself (else an intern could widen its own egress).
+ */
+const CLOSED_TO_INTERN_KEYS: ReadonlyMap<string, string> = new Map([
+  [`PUT ${EGRESS_POLICY_PATH}`, 'an intern key cannot change an egress policy'],
 ]);
 
 /** Chat and invoke: the route deadline is the run routes' (RUN_ROUTE_DEADLINE_MS), not the lifecycle routes'. */
@@ -30,6 +43,8 @@ export interface InternRoute {
   pattern: string;
   lifecycleWrite: boolean;
   runRoute: boolean;
+  /** Why an intern key is refused here with 403 `forbidden` (after check 5), or null when it may use the route. */
+  internKeyRefusal: string | null;
 }
 
 /**
@@ -41,7 +56,12 @@ export function classifyInternRoute(method: string, routePattern: string | undef
   const pattern = routePattern ?? patternOfPath(pathOf(url));
   if (pattern === null || !isUnderInterns(pattern)) return null;
   const route = `${method} ${pattern}`;
-  return { pattern, lifecycleWrite: LIFECYCLE_WRITES.has(route), runRoute: RUN_ROUTES.has(route) };
+  return {
+    pattern,
+    lifecycleWrite: LIFECYCLE_WRITES.has(route),
+    runRoute: RUN_ROUTES.has(route),
+    internKeyRefusal: CLOSED_TO_INTERN_KEYS.get(route) ?? null,
+  };
 }
 
 function isUnderInterns(path: string): boolean {

@@ -99,7 +99,10 @@ export class RequestAdmission {
     return clientAddressOf(request, this.config.trustForwardedFor);
   }
 
-  /** Checks 1-5; null when the request may go on (with `state.principal` set). */
+  /**
+   * Checks 1-5, then the refusal of intern keys on routes closed to them (the egress policy's put); null when the
+   * request may go on (with `state.principal` set).
+   */
   private async check(request: FastifyRequest, route: InternRoute, state: GatewayRequestState): Promise<HttpError | null> {
     const authenticated = await this.authenticate(request);
     if ('status' in authenticated) return authenticated;
@@ -114,6 +117,8 @@ export class RequestAdmission {
 
     if (!credential.organization.programme) return apiError('not_found', 'not found');
     if (route.lifecycleWrite && !credential.organization.lifecycleWrites) return apiError('not_found', 'not found');
+    // Before the body is read, whichever intern the path names: the answer is the same for its own and any other.
+    if (route.internKeyRefusal !== null && credential.kind === 'intern') return apiError('forbidden', route.internKeyRefusal);
 
     state.principal = principal;
     return null;

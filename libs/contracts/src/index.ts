@@ -19,3 +19,5 @@ export * from './openapi/index';
 export * from './webhooks';
 export * from './integration-event-envelope';
 export * from './vault';
+export * from './hostname';
+export * from './egress';

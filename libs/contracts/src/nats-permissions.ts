@@ -45,6 +45,9 @@ const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   vaultPut: ['gateway'],
   vaultDelete: ['gateway'],
   vaultCopy: ['gateway'],
+  // The egress proxy that will enforce the policy is not a NATS process yet: it gets its caller entry when it is one.
+  egressPolicy: ['gateway'],
+  putEgressPolicy: ['gateway'],
   ping: PROBE,
 };
 

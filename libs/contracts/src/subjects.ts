@@ -26,6 +26,8 @@ export const LIFECYCLE_COMMANDS = {
   vaultPut: 'vault-put',
   vaultDelete: 'vault-delete',
   vaultCopy: 'vault-copy',
+  /** An intern's egress policy (interface section 19): replace its allow list. */
+  putEgressPolicy: 'put-egress-policy',
 } as const;
 
 export const LIFECYCLE_QUERIES = {
@@ -41,6 +43,8 @@ export const LIFECYCLE_QUERIES = {
   /** Admin: an intern's recorded reveals and signings. */
   daemonAudit: 'daemon-audit',
   vaultList: 'vault-list',
+  /** An intern's egress policy (interface section 19). */
+  egressPolicy: 'egress-policy',
   ping: 'ping',
 } as const;
 
@@ -107,6 +111,8 @@ export function subjectsFor(prefix: string) {
       vaultPut: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultPut),
       vaultDelete: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultDelete),
       vaultCopy: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultCopy),
+      egressPolicy: qry('lifecycle', LIFECYCLE_QUERIES.egressPolicy),
+      putEgressPolicy: cmd('lifecycle', LIFECYCLE_COMMANDS.putEgressPolicy),
       ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
     },
     runs: {

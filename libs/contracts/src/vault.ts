@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { DomainError } from './errors';
+import { isHostname, normalizeHostname } from './hostname';
+import { parseObjectBody } from './object-body';
 import type { RequestContext } from './principal';
 
 /** Bodies of vault routes are capped lower than other routes' (413 past it). */
@@ -16,8 +18,6 @@ export const VAULT_MAX_COPY_NAMES = 100;
 export const VAULT_LIST_DEFAULT_LIMIT = 100;
 export const VAULT_LIST_MAX_LIMIT = 100;
 export const VAULT_LIST_MAX_OFFSET = 10000;
-/** A hostname as DNS spells it: labels of letters, digits and hyphens (not at either end), at most 253 characters. */
-const HOSTNAME_PATTERN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /** A secret as every route answers it: metadata only, never the value. */
 export interface VaultSecret {
@@ -87,8 +87,8 @@ export function parseVaultSecretName(name: string): string {
 
 /** Lowercased, its trailing dot removed; a scheme, port, path, wildcard or empty entry is refused. */
 function normalizeHost(entry: string, ctx: z.RefinementCtx): string {
-  const host = entry.toLowerCase().replace(/\.$/, '');
-  if (!HOSTNAME_PATTERN.test(host)) {
+  const host = normalizeHostname(entry);
+  if (!isHostname(host)) {
     ctx.addIssue({
       code: 'custom',
       message: `${JSON.stringify(entry)} is not a hostname (no scheme, port, path, wildcard or empty entry)`,
@@ -120,26 +120,14 @@ export const vaultCopySchema = z.strictObject({
     .refine((names) => new Set(names).size === names.length, 'names must not repeat a name'),
 });
 
-function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new DomainError('invalid_body', 'body must be a JSON object');
-  }
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue?.code === 'unrecognized_keys') throw new DomainError('invalid_body', `unknown field: ${issue.keys.join(', ')}`);
-  const path = issue?.path.join('.') ?? '';
-  throw new DomainError('invalid_body', issue === undefined ? 'invalid body' : path === '' ? issue.message : `${path}: ${issue.message}`);
-}
-
 /** A write body: `{"value","hosts"}` with hosts normalized (lowercased, trailing dot gone, duplicates collapsed). */
 export function parseVaultSecretWrite(value: unknown): VaultSecretWrite {
-  return parsed(vaultSecretWriteSchema, value);
+  return parseObjectBody(vaultSecretWriteSchema, value);
 }
 
 /** A copy body: `{"names":[...]}`, each a valid secret name, 1-100, distinct. */
 export function parseVaultCopy(value: unknown): { names: string[] } {
-  const body = parsed(vaultCopySchema, value);
+  const body = parseObjectBody(vaultCopySchema, value);
   body.names.forEach((name, index) => {
     try {
       parseVaultSecretName(name);

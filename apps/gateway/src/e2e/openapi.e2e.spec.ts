@@ -525,6 +525,23 @@ describe('the vault', () => {
   });
 });
 
+describe("an intern's egress policy", () => {
+  it('answers the empty default, replaces it, and refuses as documented', async () => {
+    const intern = await createIntern(platform);
+    expect((await call(internPath(intern, '/egress'), { token: tokens.noVault })).body).toEqual({ allow: [] });
+    const put = await call(internPath(intern, '/egress'), { method: 'PUT', token: KEYS.alice, json: { allow: ['API.example.com.', '*.example.org'] } });
+    expect(put.body).toEqual({ allow: ['api.example.com', '*.example.org'] });
+    const { key } = await platform.admin<{ key: string }>('intern-key', '--intern', intern);
+    expect((await call(internPath(intern, '/egress'), { token: key })).body).toEqual(put.body);
+
+    await refusedWith(400, 'invalid_body', internPath(intern, '/egress'), { method: 'PUT', token: KEYS.alice, json: { allow: ['*.com'] } });
+    await refusedWith(403, 'forbidden', internPath(intern, '/egress'), { method: 'PUT', token: key, json: { allow: [] } });
+    await refusedWith(404, 'not_found', internPath(intern, '/egress'), { token: KEYS.aliceOther });
+    await refusedWith(415, 'unsupported_media_type', internPath(intern, '/egress'), { method: 'PUT', token: KEYS.alice, raw: '{}' });
+    expect((await call(internPath(intern, '/egress'), { token: KEYS.management })).status).toBe(401);
+  });
+});
+
 describe('GET /analytics/meta', () => {
   it('answers the catalogue to a management key, and errors without metadata', async () => {
     expect((await call(`${API}/analytics/meta`, { token: KEYS.management })).status).toBe(200);

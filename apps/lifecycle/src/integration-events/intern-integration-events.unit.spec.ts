@@ -125,4 +125,9 @@ describe('intern integration events', () => {
     ]);
     expect(stopFailed).toEqual([]);
   });
+
+  it('tells nothing of an egress policy change: no status and no published field changes', () => {
+    const [, changed] = translate([created, { type: 'EgressPolicyChanged', data: { allow: ['api.github.com'], at } }]);
+    expect(changed).toEqual([]);
+  });
 });

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { CreateInternReply, CreateInternRequest, DomainError, InternView, UpdateInternRequest } from '@interns/contracts';
+import {
+  CreateInternReply,
+  CreateInternRequest,
+  DomainError,
+  EgressPolicy,
+  InternView,
+  PutEgressPolicyRequest,
+  UpdateInternRequest,
+} from '@interns/contracts';
 import { isUniqueViolation } from '@interns/database';
 import { eventMetadata } from '@interns/event-store';
 import type { InternCommand } from '@interns/lifecycle-domain';
@@ -19,7 +27,10 @@ export interface InternCommandsOptions {
   now?: () => Date;
 }
 
-/** Create (once per Idempotency-Key) and update; both answer with the intern as just projected. */
+/**
+ * Create (once per Idempotency-Key) and update, both answering with the intern as just projected, and the
+ * replacement of an intern's egress policy.
+ */
 export class InternCommandsService {
   private readonly idempotencyKeys: IdempotencyKeys;
   private readonly now: () => Date;
@@ -66,6 +77,25 @@ export class InternCommandsService {
       .catch(nameTaken);
     const updated = await visibleInternRow(this.dataSource, row.id, principal);
     return toInternView(updated, principal, false);
+  }
+
+  /**
+   * Replaces the egress allow list (interface section 19) of a visible intern. Never for an intern key: an intern
+   * must not widen what its own requests may reach (the gateway refuses it before the body; this holds for any caller).
+   * The same list again appends nothing and answers the same.
+   */
+  async putEgressPolicy(request: PutEgressPolicyRequest): Promise<EgressPolicy> {
+    const { principal } = request.context;
+    if (principal.kind === 'intern') throw new DomainError('forbidden', 'an intern key cannot change an egress policy');
+    const row = await visibleInternRow(this.dataSource, request.internId, principal);
+    const { allow } = request.body;
+    await this.streams.execute(
+      row.id,
+      () => ({ type: 'ChangeEgressPolicy', data: { allow, at: this.now().toISOString() } }),
+      eventMetadata(request.context),
+    );
+    // What the intern now holds: the decider appended exactly this list, or found it held already.
+    return { allow };
   }
 
   private async createOnce(request: CreateInternRequest, claim: IdempotencyClaim | null): Promise<CreateInternReply> {

@@ -3,6 +3,8 @@ import { PreparedReads } from '@interns/database';
 import {
   CursorCodec,
   DomainError,
+  EgressPolicy,
+  GetEgressPolicyRequest,
   GetInternRequest,
   InternIconReply,
   InternIconRequest,
@@ -48,6 +50,18 @@ export class InternQueriesService {
     const icon = icons[0];
     if (!icon) throw notFound();
     return { sha256: icon.sha256, pngBase64: icon.png.toString('base64') };
+  }
+
+  /** The egress allow list (interface section 19) of an intern the principal may see; any credential that sees it. */
+  async egressPolicy(request: GetEgressPolicyRequest): Promise<EgressPolicy> {
+    if (!isUuid(request.internId)) throw notFound();
+    const rows: (Pick<InternRow, 'id' | 'workspace_id'> & { egress_allow: string[] })[] = await this.dataSource.query(
+      `SELECT id, workspace_id, egress_allow FROM lifecycle.interns WHERE id = $1`,
+      [request.internId],
+    );
+    const row = rows[0];
+    if (!row || !isVisibleTo(row, request.context.principal)) throw notFound();
+    return { allow: row.egress_allow };
   }
 
   /** Newest first; one query of limit + 1 rows tells whether another page follows. */

@@ -36,6 +36,7 @@ function stateColumns(intern: InternPresent): RowChanges {
     last_failure_message: intern.lastFailureMessage,
     progress: progressOf(intern),
     hostname: intern.hostname,
+    egress_allow: intern.egressAllow,
   };
 }
 

@@ -4,12 +4,15 @@ import type {
   CreateInternReply,
   CreateInternRequest,
   DeleteInternRequest,
+  EgressPolicy,
+  GetEgressPolicyRequest,
   InternIconReply,
   InternIconRequest,
   InternOwnerReply,
   InternOwnerRequest,
   InternView,
   ProvisionInternRequest,
+  PutEgressPolicyRequest,
   RecordChatappInstallReply,
   RecordChatappInstallRequest,
   SuspendInternRequest,
@@ -46,6 +49,16 @@ export function internsNatsController(subjects: Subjects['lifecycle']): Type<unk
     @MessagePattern(subjects.updateIntern)
     update(@Payload() request: UpdateInternRequest): Promise<InternView> {
       return this.commands.update(request);
+    }
+
+    @MessagePattern(subjects.egressPolicy)
+    egressPolicy(@Payload() request: GetEgressPolicyRequest): Promise<EgressPolicy> {
+      return this.queries.egressPolicy(request);
+    }
+
+    @MessagePattern(subjects.putEgressPolicy)
+    putEgressPolicy(@Payload() request: PutEgressPolicyRequest): Promise<EgressPolicy> {
+      return this.commands.putEgressPolicy(request);
     }
 
     @MessagePattern(subjects.provisionIntern)

@@ -3,6 +3,7 @@ import { InternsReadModel1700000000200 } from './1700000000200-interns-read-mode
 import { Provisioning1700000000300 } from './1700000000300-provisioning';
 import { DaemonTokens1700000000400 } from './1700000000400-daemon-tokens';
 import { VaultSecrets1700000000600 } from './1700000000600-vault-secrets';
+import { InternEgressPolicy1700000000700 } from './1700000000700-intern-egress-policy';
 
 export const LIFECYCLE_SCHEMA = 'lifecycle';
 export const lifecycleMigrations = [
@@ -12,4 +13,5 @@ export const lifecycleMigrations = [
   DaemonTokens1700000000400,
   outboxParkingMigration(LIFECYCLE_SCHEMA, 1700000000500),
   VaultSecrets1700000000600,
+  InternEgressPolicy1700000000700,
 ];

@@ -16,6 +16,7 @@ import { ANALYTICS_QUERY_SCHEMAS } from './openapi-analytics-query';
 import { RUN_SCHEMAS } from './openapi-run-schemas';
 import { WEBHOOK_SCHEMAS } from './openapi-webhook-schemas';
 import { VAULT_SCHEMAS } from './openapi-vault-schemas';
+import { EGRESS_SCHEMAS } from './openapi-egress-schemas';
 
 const SHA256_HEX: JsonSchema = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const NON_NEGATIVE_INTEGER: JsonSchema = { type: 'integer', minimum: 0 };
@@ -276,6 +277,7 @@ export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...RUN_SCHEMAS,
   ...WEBHOOK_SCHEMAS,
   ...VAULT_SCHEMAS,
+  ...EGRESS_SCHEMAS,
   ...ERROR_SCHEMAS,
   ...DAEMON_SCHEMAS,
   ...ANALYTICS_SCHEMAS,

@@ -15,6 +15,12 @@ export interface UpdateIntern {
   data: { changes: InternChanges; at: string };
 }
 
+/** Replace the intern's egress allow list (interface section 19) with `allow`, already normalized by the contract. */
+export interface ChangeEgressPolicy {
+  type: 'ChangeEgressPolicy';
+  data: { allow: string[]; at: string };
+}
+
 export interface RequestProvision {
   type: 'RequestProvision';
   data: { chatappInstallPending: boolean; at: string };
@@ -68,6 +74,7 @@ export interface FailTeardown {
 export type InternCommand =
   | CreateIntern
   | UpdateIntern
+  | ChangeEgressPolicy
   | RequestProvision
   | RecordChatappInstall
   | StartProvisioning

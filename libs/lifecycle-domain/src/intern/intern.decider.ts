@@ -32,6 +32,8 @@ export interface InternPresent {
   model: string | null;
   hostname: string | null;
   lastFailureMessage: string | null;
+  /** The egress allow list (interface section 19), as last changed; empty until then. */
+  egressAllow: string[];
   /** Number of the latest provisioning run (0: never provisioned). */
   attempt: number;
   /** The provisioning step in progress while `provisioning`, else null. */
@@ -60,6 +62,7 @@ export function evolve(state: InternState, event: InternEvent): InternState {
       model: d.model,
       hostname: null,
       lastFailureMessage: null,
+      egressAllow: [],
       attempt: 0,
       provisioningStep: null,
       teardown: null,
@@ -69,6 +72,8 @@ export function evolve(state: InternState, event: InternEvent): InternState {
   switch (event.type) {
     case 'InternUpdated':
       return { ...state, ...event.data.changes };
+    case 'EgressPolicyChanged':
+      return { ...state, egressAllow: event.data.allow };
     case 'ProvisionRequested':
       return { ...state, status: 'queued', attempt: event.data.attempt, lastFailureMessage: null, provisioningStep: null };
     case 'ChatappInstallAwaited':
@@ -170,6 +175,13 @@ export function decide(command: InternCommand, state: InternState): InternEvent[
       if (Object.keys(changes).length === 0) return [];
       return [{ type: 'InternUpdated', data: { changes, at: command.data.at } }];
     }
+    case 'ChangeEgressPolicy': {
+      // As an update: any status but a teardown's, which is about to take the intern and its policy away.
+      if (TEARING_DOWN.has(state.status)) throw busy(state);
+      // The same list again records nothing (the caller still gets its 200), like an update that changes nothing.
+      if (sameList(state.egressAllow, command.data.allow)) return [];
+      return [{ type: 'EgressPolicyChanged', data: command.data }];
+    }
     case 'RequestProvision':
       if (PROVISION_IDEMPOTENT.has(state.status)) return [];
       if (state.status === 'running' || TEARING_DOWN.has(state.status)) throw busy(state);
@@ -249,6 +261,11 @@ function effectiveChanges(state: InternPresent, requested: InternChanges): Inter
   }
   if (requested.model !== undefined && requested.model !== state.model) changes.model = requested.model;
   return changes;
+}
+
+/** Same entries in the same order: the order is the caller's and is answered back as given. */
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((entry, index) => entry === b[index]);
 }
 
 export function stateFrom(events: InternEvent[]): InternState {

@@ -63,4 +63,54 @@ describe('intern decider', () => {
       given([]).when(update({ name: 'x1' })).thenThrows('not_found');
     });
   });
+
+  describe('egress policy', () => {
+    const allow = ['api.github.com', '*.example.org'];
+    const changeEgress = (entries: string[]): InternCommand => ({ type: 'ChangeEgressPolicy', data: { allow: entries, at } });
+    const changed = (entries: string[]): InternEvent => ({ type: 'EgressPolicyChanged', data: { allow: entries, at } });
+    const running: InternEvent[] = [
+      created,
+      { type: 'ProvisionRequested', data: { attempt: 1, at } },
+      { type: 'ProvisioningStarted', data: { attempt: 1, at } },
+      { type: 'ProvisioningStepCompleted', data: { attempt: 1, step: 'disk_prepare', hostname: null, at } },
+      { type: 'ProvisioningStepCompleted', data: { attempt: 1, step: 'hostname_assign', hostname: 'ada.interns.localhost', at } },
+      { type: 'ProvisioningStepCompleted', data: { attempt: 1, step: 'runtime_boot', hostname: null, at } },
+      { type: 'ProvisioningStepCompleted', data: { attempt: 1, step: 'health_await', hostname: null, at } },
+    ];
+    const destroying: InternEvent[] = [...running, { type: 'DeletionRequested', data: { skipArchive: false, at } }];
+
+    it('starts empty and records a new list whole', () => {
+      expect(evolve(initialState(), created)).toMatchObject({ egressAllow: [] });
+      given([created]).when(changeEgress(allow)).then([changed(allow)]);
+      expect([created, changed(allow)].reduce(evolve, initialState())).toMatchObject({ egressAllow: allow });
+    });
+
+    it('records nothing for the list it holds, and a change for the same entries in another order or an emptied list', () => {
+      given([created]).when(changeEgress([])).then([]);
+      given([created, changed(allow)]).when(changeEgress([...allow])).then([]);
+      given([created, changed(allow)]).when(changeEgress([...allow].reverse())).then([changed([...allow].reverse())]);
+      given([created, changed(allow)]).when(changeEgress([])).then([changed([])]);
+    });
+
+    it('may change while running, stopped, queued or failed', () => {
+      given(running).when(changeEgress(allow)).then([changed(allow)]);
+      given([...running, { type: 'InternSuspended', data: { at } }]).when(changeEgress(allow)).then([changed(allow)]);
+      given([created, { type: 'ProvisionRequested', data: { attempt: 1, at } }]).when(changeEgress(allow)).then([changed(allow)]);
+      const failed: InternEvent = { type: 'ProvisioningFailed', data: { attempt: 1, step: 'disk_prepare', message: 'disk full', at } };
+      given([created, running[1], running[2], failed]).when(changeEgress(allow)).then([changed(allow)]);
+    });
+
+    it('keeps its list across a suspend and a provision', () => {
+      const later: InternEvent[] = [changed(allow), { type: 'InternSuspended', data: { at } }, { type: 'ProvisionRequested', data: { attempt: 2, at } }];
+      const state = [...running, ...later].reduce(evolve, initialState());
+      expect(state).toMatchObject({ status: 'queued', egressAllow: allow });
+    });
+
+    it('refuses a change while the intern is torn down (intern_busy), and answers not_found once it is gone', () => {
+      given(destroying).when(changeEgress(allow)).thenThrows('intern_busy');
+      given([...destroying, { type: 'TeardownFailed', data: { step: 'runs_end', message: 'x', at } }]).when(changeEgress(allow)).thenThrows('intern_busy');
+      given([...destroying, { type: 'InternDestroyed', data: { at } }]).when(changeEgress(allow)).thenThrows('not_found');
+      given([]).when(changeEgress(allow)).thenThrows('not_found');
+    });
+  });
 });

@@ -53,6 +53,15 @@ export interface InternUpdated {
   data: { changes: InternChanges; at: string };
 }
 
+/**
+ * The intern's egress allow list (interface section 19) is now `allow`, whole: normalized entries (hostnames and
+ * `*.<domain>`), in the caller's order. Before the first one the list is empty.
+ */
+export interface EgressPolicyChanged {
+  type: 'EgressPolicyChanged';
+  data: { allow: string[]; at: string };
+}
+
 /** Status `queued`; `attempt` numbers provisioning runs so late answers of an old run are ignored. */
 export interface ProvisionRequested {
   type: 'ProvisionRequested';
@@ -132,6 +141,7 @@ export interface InternDestroyed {
 export type InternEvent =
   | InternCreated
   | InternUpdated
+  | EgressPolicyChanged
   | ProvisionRequested
   | ChatappInstallAwaited
   | ChatappInstallRecorded
