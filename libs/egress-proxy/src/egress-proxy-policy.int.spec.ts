@@ -244,9 +244,10 @@ describe('EgressProxy: policy and addresses', () => {
     }
   });
 
-  it('accepts an IPv6 literal CONNECT target in brackets and judges it as an address', async () => {
-    const { port } = await started({ allowPrivate: false }, { allow: ['::1'], secrets: [] });
+  it('parses an IPv6 literal CONNECT target in brackets, and lets no policy entry allow an address', async () => {
+    // A stored policy never names an address (the route refuses IP literals): egress is decided on names.
+    const { port } = await started({ allowPrivate: true }, { allow: ['::1', 'allowed.test'], secrets: [] });
     const reply = await connectThrough(port, `[::1]:${httpsOrigin.port}`);
-    expect(reply.body).toBe('egress_denied: ::1 resolves to a loopback address\n');
+    expect({ status: reply.status, body: reply.body }).toEqual({ status: 403, body: "egress_denied: ::1 is not in this intern's egress policy\n" });
   });
 });
