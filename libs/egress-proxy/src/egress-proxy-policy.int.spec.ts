@@ -20,6 +20,7 @@ import {
   startHttpsOrigin,
   tlsThrough,
   writePem,
+  eventually,
 } from './testing/egress-fixtures';
 
 const NO_POLICY: EgressPolicy = { allow: [], secrets: [] };
@@ -118,6 +119,8 @@ describe('EgressProxy: policy and addresses', () => {
     expect(secure.getPeerX509Certificate()?.fingerprint256).toBe(new X509Certificate(httpsOrigin.certificatePem ?? '').fingerprint256);
     secure.end('GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n');
     await new Promise((resolve) => secure.on('close', resolve).resume());
+    // The proxy logs a tunnel when its own side has closed too.
+    await eventually(() => log.length > 0);
 
     expect(log).toEqual([
       expect.objectContaining({ host: 'allowed.test', method: null, path: null, status: null, decision: 'allowed', reason: null, secrets: [] }),
