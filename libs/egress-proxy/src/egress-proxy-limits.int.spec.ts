@@ -112,6 +112,7 @@ describe('EgressProxy: limits and listeners', () => {
     const tunnel = await connectThrough(port, `origin.test:${origin.port}`);
     const closedAt = await new Promise<number>((resolve) => tunnel.socket.on('close', () => resolve(Date.now())).resume());
     expect(closedAt).toBeGreaterThan(0);
+    await eventually(() => log.length > 0);
     expect(log).toEqual([expect.objectContaining({ decision: 'allowed', bytes_out: 0, bytes_in: 0 })]);
   });
 

@@ -21,7 +21,8 @@ import type { Duplex } from 'node:stream';
 import tls, { type TLSSocket } from 'node:tls';
 import type { AddressPolicy, HostResolver } from './address-policy';
 import type { EgressCa } from './egress-ca';
-import { type EgressTarget, isHostAllowed, parseConnectTarget, parseHostHeader, normalizeHost } from './host-policy';
+import { egressAllows } from '@interns/contracts';
+import { type EgressTarget, parseConnectTarget, parseHostHeader, normalizeHost } from './host-policy';
 import { type EgressSecretBinding, scanPlaceholders, substitutePlaceholders } from './secret-release';
 
 /** An intern's egress policy as the service supplies it. */
@@ -403,7 +404,7 @@ export class EgressProxy {
       return { status: 403, decision: 'denied', reason: `egress_denied: port ${target.port} is not open for egress (${target.host})` };
     }
     const bound = policy.secrets.some((secret) => secret.hosts.includes(target.host));
-    if (!bound && !isHostAllowed(target.host, policy.allow)) {
+    if (!bound && !egressAllows(policy.allow, target.host)) {
       return { status: 403, decision: 'denied', reason: `egress_denied: ${target.host} is not in this intern's egress policy` };
     }
     if (listener.budget.exhausted) return { status: 403, decision: 'denied', reason: 'egress_denied: limit' };

@@ -1,7 +1,7 @@
 /**
- * Which hosts an intern's egress policy lets through (interface section 19): exact hosts, and `*.domain`
- * patterns that match any depth of subdomain but never the domain itself. Names compare lowercased without a
- * trailing dot, the way the vault stores a secret's hosts.
+ * Where a request through the proxy is headed (interface section 19): the CONNECT target or the Host header, and
+ * the host as policies compare it (lowercased, no trailing dot, the way the vault stores a secret's hosts). Whether
+ * an allow list lets a host through is `egressAllows` in libs/contracts, shared with the policy route's rules.
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -57,20 +57,4 @@ export function parseHostHeader(value: string, defaultPort: number): EgressTarge
   const host = normalizeHost(match[1]);
   const port = match[2] === undefined ? defaultPort : parsePort(match[2]);
   return host === null || port === null ? null : { host, port };
-}
-
-/** Whether one allow-list entry lets `host` (normalized) through: the same host, or a subdomain of a `*.` entry. */
-export function hostMatchesEntry(host: string, entry: string): boolean {
-  const pattern = entry.toLowerCase().replace(/\.$/, '');
-  if (pattern.startsWith('*.')) {
-    const domain = pattern.slice(2);
-    // Subdomains only: `*.example.com` lets `a.b.example.com` through, not `example.com`; never an IP literal.
-    return domain !== '' && isIP(host) === 0 && host.endsWith(`.${domain}`);
-  }
-  return normalizeHost(pattern) === host;
-}
-
-/** Whether any entry of the allow list lets `host` (normalized) through. */
-export function isHostAllowed(host: string, allow: readonly string[]): boolean {
-  return allow.some((entry) => hostMatchesEntry(host, entry));
 }
