@@ -26,6 +26,9 @@ import { type EgressTarget, parseConnectTarget, parseHostHeader, normalizeHost }
 import { type EgressSecretBinding, scanPlaceholders, substitutePlaceholders } from './secret-release';
 
 /** An intern's egress policy as the service supplies it. */
+/** Origin hosts whose TLS sessions are kept for resumption. */
+const MAX_UPSTREAM_SESSIONS = 1000;
+
 export interface EgressPolicy {
   /** Exact hosts and `*.domain` patterns. */
   allow: readonly string[];
@@ -226,13 +229,18 @@ export class EgressProxy {
   /** Client connections accepted past the intern's limit: each request on them is refused. */
   private readonly overLimit = new WeakSet<Duplex>();
   private readonly tunnels = new WeakMap<Duplex, TunnelState>();
-  private readonly upstreamTrust: string[] | undefined;
+  /** The upstream leg's trust, built once: extra CAs (tests' origins) beside Node's roots, or Node's defaults. */
+  private readonly upstreamContext: tls.SecureContext | undefined;
+  /** TLS sessions of origins, by host, so a next connection to one resumes instead of a full handshake. */
+  private readonly upstreamSessions = new Map<string, Buffer>();
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
   private readonly resolveTimeoutMs: number;
 
   constructor(private readonly options: EgressProxyOptions) {
-    this.upstreamTrust = options.upstreamCa === undefined ? undefined : [...tls.rootCertificates, ...options.upstreamCa];
+    // Parsing the roots per connection would cost milliseconds each: the context is made once.
+    this.upstreamContext =
+      options.upstreamCa === undefined ? undefined : tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.upstreamCa] });
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.resolveTimeoutMs = options.resolveTimeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS;
@@ -295,7 +303,8 @@ export class EgressProxy {
     budget.listeners += 1;
 
     const server = http.createServer({ requestTimeout: 0, headersTimeout: this.connectTimeoutMs + this.idleTimeoutMs });
-    const inner = http.createServer({ requestTimeout: 0 });
+    // A terminated tunnel stays open as long as the proxy's idle timeout allows, not Node's 5 s keep-alive default.
+    const inner = http.createServer({ requestTimeout: 0, keepAliveTimeout: this.idleTimeoutMs });
     const listener: Listener = { key, server, context, budgetKey, budget, sockets: new Set(), inner, socketPath };
     server.timeout = this.idleTimeoutMs;
     inner.timeout = this.idleTimeoutMs;
@@ -804,9 +813,11 @@ export class EgressProxy {
         // The identity checked is the name the client asked for, never the address connected to.
         host: target.host,
         servername: isIP(target.host) === 0 ? target.host : undefined,
-        ca: this.upstreamTrust,
+        secureContext: this.upstreamContext,
+        session: this.upstreamSessions.get(target.host),
         ALPNProtocols: ['http/1.1'],
       });
+      tlsSocket.on('session', (session: Buffer) => this.rememberSession(target.host, session));
       this.track(listener, tlsSocket);
       const timer = setTimeout(() => {
         tlsSocket.destroy();
@@ -824,6 +835,16 @@ export class EgressProxy {
         reject(new UpstreamError(`egress_error: ${target.host}: TLS with the origin failed (${errorCode(error)})`, 502));
       });
     });
+  }
+
+  /** Keeps the newest session per origin host, at most MAX_UPSTREAM_SESSIONS hosts (the oldest go first). */
+  private rememberSession(host: string, session: Buffer): void {
+    this.upstreamSessions.delete(host);
+    this.upstreamSessions.set(host, session);
+    if (this.upstreamSessions.size > MAX_UPSTREAM_SESSIONS) {
+      const oldest = this.upstreamSessions.keys().next().value;
+      if (oldest !== undefined) this.upstreamSessions.delete(oldest);
+    }
   }
 
   private refuseRequest(listener: Listener, req: http.IncomingMessage, res: http.ServerResponse, target: EgressTarget, at: Date, refusal: Refusal): void {
