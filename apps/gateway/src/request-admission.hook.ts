@@ -110,10 +110,8 @@ export class RequestAdmission {
     // Management keys (provisioning-only here) and credentials without a workspace.
     if (principal === null) return this.unauthenticated(request);
 
-    if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
-    if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
-      return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
-    }
+    const ownerAccess = ownerAccessRefusal(credential);
+    if (ownerAccess !== null) return ownerAccess;
 
     if (!credential.organization.programme) return apiError('not_found', 'not found');
     if (route.lifecycleWrite && !credential.organization.lifecycleWrites) return apiError('not_found', 'not found');
@@ -139,10 +137,8 @@ export class RequestAdmission {
     // A user or organization key without a workspace: there is no default one.
     if (principal === null) return this.unauthenticated(request);
 
-    if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
-    if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
-      return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
-    }
+    const ownerAccess = ownerAccessRefusal(credential);
+    if (ownerAccess !== null) return ownerAccess;
     if (!credential.organization.programme) return apiError('not_found', 'not found');
 
     state.principal = principal;
@@ -159,10 +155,8 @@ export class RequestAdmission {
     if ('status' in authenticated) return authenticated;
     const { credential, principal } = authenticated;
     if (principal === null) return this.unauthenticated(request);
-    if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
-    if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
-      return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
-    }
+    const ownerAccess = ownerAccessRefusal(credential);
+    if (ownerAccess !== null) return ownerAccess;
     if (!credential.organization.programme || credential.kind === 'intern') return apiError('not_found', 'not found');
     if (route.write && !credential.organization.lifecycleWrites) {
       return apiError('vault_writes_disabled', "this organization's vault writes are disabled");
@@ -198,6 +192,18 @@ export class RequestAdmission {
     await this.authFailures.recordFailure(this.clientAddress(request));
     return unauthenticatedError();
   }
+}
+
+/**
+ * Check 3 of section 1 as every route family applies it: the credential's owner still has access, and an OAuth
+ * token carries the `interns` scope. Null when it passes.
+ */
+function ownerAccessRefusal(credential: ResolvedCredential): HttpError | null {
+  if (!credential.memberActive) return apiError('forbidden', "the credential's owner has lost access");
+  if (credential.kind === 'oauth' && !credential.scopes.includes(OAUTH_SCOPES.interns)) {
+    return apiError('insufficient_scope', `the access token lacks the "${OAUTH_SCOPES.interns}" scope`);
+  }
+  return null;
 }
 
 /** See body-rules.ts: the media type is judged by the route's body rules, never by Fastify. */

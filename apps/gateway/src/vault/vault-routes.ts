@@ -1,4 +1,5 @@
 import { API_PREFIX } from '../api-prefix';
+import { decodedPathOf } from '../request-path';
 
 export const VAULT_PATH = `${API_PREFIX}/vault`;
 /** Path parameter names of the vault routes (the controller declares them so). */
@@ -16,17 +17,7 @@ export interface VaultRoute {
  * still answers 401 before 404, as under `/interns`.
  */
 export function classifyVaultRoute(method: string, routePattern: string | undefined, url: string): VaultRoute | null {
-  const path = routePattern ?? pathOf(url);
+  const path = routePattern ?? decodedPathOf(url);
   if (path !== VAULT_PATH && !path.startsWith(`${VAULT_PATH}/`)) return null;
   return { write: method !== 'GET' && method !== 'HEAD' };
-}
-
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

@@ -1,4 +1,5 @@
 import { API_PREFIX } from '../api-prefix';
+import { decodedPathOf } from '../request-path';
 
 export const WEBHOOKS_PATH = `${API_PREFIX}/webhooks`;
 /** The parameter name of every `/webhooks/{webhook_id}` route. */
@@ -10,19 +11,9 @@ export const WEBHOOK_ID_PARAM = 'webhook_id';
  * under `/webhooks` still answers 401/403 before 404, as under `/interns`.
  */
 export function isWebhookRoute(routePattern: string | undefined, url: string): boolean {
-  return isUnderWebhooks(routePattern ?? pathOf(url));
+  return isUnderWebhooks(routePattern ?? decodedPathOf(url));
 }
 
 function isUnderWebhooks(path: string): boolean {
   return path === WEBHOOKS_PATH || path.startsWith(`${WEBHOOKS_PATH}/`);
-}
-
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }
