@@ -250,15 +250,18 @@ describe('EgressProxy: secret release', () => {
     expect(opened).toEqual([]);
   });
 
-  it('keeps the connection to the client: several requests in one tunnel, each released and logged', async () => {
+  it('keeps the connections alive: several requests in one tunnel go on one origin connection, each released and logged', async () => {
     const { proxyUrl, log } = await started();
     const url = `https://api.test:${httpsOrigin.port}`;
-    const result = await curl(['-x', proxyUrl, '--cacert', egressCaFile, '-H', `Authorization: ${TOKEN}`, `${url}/one`, `${url}/two`]);
-    expect(result.stdout).toBe('{"ok":true}{"ok":true}');
+    const result = await curl(['-x', proxyUrl, '--cacert', egressCaFile, '-H', `Authorization: ${TOKEN}`, `${url}/one`, `${url}/two`, `${url}/three`]);
+    expect(result.stdout).toBe('{"ok":true}{"ok":true}{"ok":true}');
+    const connections = new Set(httpsOrigin.requests.map((request) => request.connection));
+    expect(connections.size).toBe(1);
     expect(httpsOrigin.requests.map((request) => [request.url, request.headers.authorization])).toEqual([
       ['/one', TOKEN_VALUE],
       ['/two', TOKEN_VALUE],
+      ['/three', TOKEN_VALUE],
     ]);
-    expect(log.map((entry) => entry.path)).toEqual(['/one', '/two']);
+    expect(log.map((entry) => entry.path)).toEqual(['/one', '/two', '/three']);
   });
 });

@@ -159,6 +159,23 @@ interface TunnelState {
   tls: boolean;
   /** Whether anything of this tunnel was logged: a tunnel that carried no request is logged on its own when it closes. */
   logged: boolean;
+  /**
+   * A terminated tunnel's requests share one kept-alive connection to the origin (to its checked addresses, its
+   * certificate verified once), as the client's own connection is shared; absent for a one-off absolute-form request.
+   */
+  upstream?: UpstreamPool;
+}
+
+/** Whether the agent holds an idle connection for the target, to be reused by the next request. */
+function hasIdleConnection(agent: http.Agent, target: PinnedTarget): boolean {
+  const name = agent.getName({ host: target.host, port: target.port });
+  return (agent.freeSockets[name]?.length ?? 0) > 0;
+}
+
+/** One origin connection, reused: `handoff` is a connection just made (and verified) for the agent to take. */
+interface UpstreamPool {
+  agent: http.Agent;
+  handoff: Duplex | null;
 }
 
 /** A failure to reach the origin, answered 502 (or 504 for a timeout). */
@@ -541,6 +558,8 @@ export class EgressProxy {
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     let handshakeDone = false;
     const state: TunnelState = { listener, target, tls: true, logged: false };
+    state.upstream = this.upstreamPool(state);
+    socket.once('close', () => state.upstream?.agent.destroy());
     // A tunnel that carried no request (the client gave up, or did not trust the egress CA) still gets its entry.
     socket.once('close', () => {
       if (state.logged) return;
@@ -689,14 +708,19 @@ export class EgressProxy {
     })();
     res.once('close', logOnce);
 
-    let upstreamSocket: Duplex;
-    try {
-      upstreamSocket = await this.connectUpstream(listener, target, state.tls);
-    } catch (error) {
-      const failure = error instanceof UpstreamError ? error : new UpstreamError(`egress_error: ${target.host}: ${errorCode(error)}`, 502);
-      entry.reason = failure.message;
-      req.resume();
-      return this.answer(res, failure.status, failure.message);
+    // The tunnel's idle origin connection when there is one (reached and verified before); else a new one.
+    const pool = state.upstream ?? null;
+    let upstreamSocket: Duplex | null = null;
+    if (pool === null || !hasIdleConnection(pool.agent, target)) {
+      try {
+        upstreamSocket = await this.connectUpstream(listener, target, state.tls);
+      } catch (error) {
+        const failure = error instanceof UpstreamError ? error : new UpstreamError(`egress_error: ${target.host}: ${errorCode(error)}`, 502);
+        entry.reason = failure.message;
+        req.resume();
+        return this.answer(res, failure.status, failure.message);
+      }
+      if (pool !== null) pool.handoff = upstreamSocket;
     }
     // Values are opened only now that the origin is reached (and, over TLS, verified): a request that goes
     // nowhere never has a value fetched.
@@ -705,7 +729,8 @@ export class EgressProxy {
       try {
         values.set(secret.placeholder, await listener.context.openSecret(secret.name));
       } catch {
-        upstreamSocket.destroy();
+        upstreamSocket?.destroy();
+        if (pool !== null) pool.handoff = null;
         entry.reason = `egress_error: secret ${secret.name} could not be opened`;
         req.resume();
         return this.answer(res, 502, entry.reason);
@@ -714,10 +739,12 @@ export class EgressProxy {
     let rawHeaders = withoutHopByHop(req.rawHeaders);
     if (hostHeader === undefined) rawHeaders.unshift('Host', target.port === defaultPort ? authority(target).replace(/:\d+$/, '') : authority(target));
     rawHeaders = substitutePlaceholders(rawHeaders, values);
+    let upstreamRequest: http.ClientRequest | null = null;
     const cut = () => {
       entry.decision = 'denied';
       entry.reason = 'egress_denied: limit';
-      upstreamSocket.destroy();
+      upstreamRequest?.destroy();
+      upstreamSocket?.destroy();
       res.destroy();
     };
     const count = (direction: 'bytes_out' | 'bytes_in', bytes: number): boolean => {
@@ -728,31 +755,35 @@ export class EgressProxy {
     };
 
     const method = req.method ?? 'GET';
-    const upstreamRequest = http.request({
+    upstreamRequest = http.request({
       method,
       path,
       headers: rawHeaders,
       setHost: false,
-      // No agent: the request goes on this connection to the checked address, and the connection ends with it.
-      createConnection: () => upstreamSocket as Socket,
+      ...(pool !== null
+        ? // The tunnel's agent: the connection made above (or its idle one), kept alive for the tunnel's next request.
+          { agent: pool.agent, host: target.host, port: target.port }
+        : // No agent: the request goes on this connection to the checked address, and the connection ends with it.
+          { createConnection: () => upstreamSocket as Socket }),
     });
+    const request = upstreamRequest;
     if (!count('bytes_out', headSize(`${method} ${path} HTTP/1.1`, rawHeaders))) return;
-    upstreamRequest.on('error', (error) => {
+    request.on('error', (error) => {
       if (entry.reason === null) entry.reason = `egress_error: ${target.host}: ${errorCode(error)}`;
       if (!res.headersSent) this.answer(res, 502, entry.reason);
       else res.destroy();
     });
     req.on('data', (chunk: Buffer) => {
-      if (count('bytes_out', chunk.length) && !upstreamRequest.write(chunk)) req.pause();
+      if (count('bytes_out', chunk.length) && !request.write(chunk)) req.pause();
     });
-    upstreamRequest.on('drain', () => req.resume());
-    req.on('end', () => upstreamRequest.end());
-    req.on('error', () => upstreamRequest.destroy());
+    request.on('drain', () => req.resume());
+    req.on('end', () => request.end());
+    req.on('error', () => request.destroy());
     res.on('close', () => {
-      if (!res.writableFinished) upstreamRequest.destroy();
+      if (!res.writableFinished) request.destroy();
     });
 
-    upstreamRequest.on('response', (upstreamResponse: http.IncomingMessage) => {
+    request.on('response', (upstreamResponse: http.IncomingMessage) => {
       const responseHeaders = withoutHopByHop(upstreamResponse.rawHeaders);
       const statusCode = upstreamResponse.statusCode ?? 502;
       if (!count('bytes_in', headSize(`HTTP/1.1 ${statusCode} ${upstreamResponse.statusMessage ?? ''}`, responseHeaders))) return;
@@ -765,6 +796,27 @@ export class EgressProxy {
       upstreamResponse.on('end', () => res.end());
       upstreamResponse.on('error', () => res.destroy());
     });
+  }
+
+  /**
+   * The kept-alive origin connection of a terminated tunnel: one at a time (its requests are sequential); the agent
+   * takes the connection `forward` has just made and verified (`handoff`), or, when its idle one closed meanwhile,
+   * makes one the same way (checked addresses, the origin's certificate verified).
+   */
+  private upstreamPool(state: TunnelState): UpstreamPool {
+    const pool: UpstreamPool = { agent: new http.Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 }), handoff: null };
+    const createConnection = (_options: unknown, callback: (error: Error | null, socket?: Duplex) => void): Duplex | undefined => {
+      const ready = pool.handoff;
+      pool.handoff = null;
+      if (ready !== null) return ready;
+      this.connectUpstream(state.listener, state.target, state.tls).then(
+        (socket) => callback(null, socket),
+        (error: unknown) => callback(error as Error),
+      );
+      return undefined;
+    };
+    (pool.agent as unknown as { createConnection: typeof createConnection }).createConnection = createConnection;
+    return pool;
   }
 
   /** Connects to the first checked address that answers (TCP, then TLS verifying the origin when `useTls`). */

@@ -29,6 +29,8 @@ export interface RecordedRequest {
   url: string;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** Which connection of the origin it came on (1, 2, ... in the order they were accepted). */
+  connection: number;
 }
 
 export interface Origin {
@@ -91,12 +93,26 @@ export async function newOriginCa(): Promise<OriginCa> {
  * An origin that records each request and answers JSON `{"ok":true}`; `/bytes/<n>` answers n bytes,
  * `/status/<code>` that status.
  */
-function originHandler(requests: RecordedRequest[]) {
+/** Numbers an origin's connections in the order they are accepted (`event`: `secureConnection` for HTTPS). */
+function numberConnections(server: net.Server, event: 'connection' | 'secureConnection'): WeakMap<object, number> {
+  const numbers = new WeakMap<object, number>();
+  let accepted = 0;
+  server.on(event, (socket: object) => numbers.set(socket, (accepted += 1)));
+  return numbers;
+}
+
+function originHandler(requests: RecordedRequest[], connectionNumbers: () => WeakMap<object, number>) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        connection: connectionNumbers().get(req.socket) ?? 0,
+      });
       const path = (req.url ?? '').replace(/\?.*$/, '');
       const bytes = /^\/bytes\/(\d+)$/.exec(path);
       const status = /^\/status\/(\d+)$/.exec(path);
@@ -131,14 +147,18 @@ function closer(server: http.Server): () => Promise<void> {
 export async function startHttpsOrigin(ca: OriginCa, names: string[], port = 0, host = '127.0.0.1'): Promise<Origin> {
   const requests: RecordedRequest[] = [];
   const { cert, key } = await ca.issue(names);
-  const server = https.createServer({ cert, key }, originHandler(requests));
+  let numbers = new WeakMap<object, number>();
+  const server = https.createServer({ cert, key }, originHandler(requests, () => numbers));
+  numbers = numberConnections(server, 'secureConnection');
   return { port: await listening(server, port, host), requests, certificatePem: cert, close: closer(server) };
 }
 
 /** A plain HTTP origin on `host` (127.0.0.1). */
 export async function startHttpOrigin(port = 0, host = '127.0.0.1'): Promise<Origin> {
   const requests: RecordedRequest[] = [];
-  const server = http.createServer(originHandler(requests));
+  let numbers = new WeakMap<object, number>();
+  const server = http.createServer(originHandler(requests, () => numbers));
+  numbers = numberConnections(server, 'connection');
   return { port: await listening(server, port, host), requests, certificatePem: null, close: closer(server) };
 }
 
