@@ -9,7 +9,8 @@ import { LocalRuntimeDriver, LEGACY_RUNTIME_STATE_FILE } from './local-runtime.d
 import { ModelCatalog } from './model-catalog';
 import { UnsandboxedShell } from './shell/unsandboxed-shell';
 import { soleHolderLeases } from './workspace-disk-leases';
-import { DirectoryDisks, ImageDisks, isMountPoint } from './workspace-disks';
+import { DirectoryDisks } from './directory-disks';
+import { ImageDisks, isMountPoint } from './image-disks';
 
 const QUOTA = { bytes: 16 * 1024 * 1024, inodes: 1000 };
 const directories = new DirectoryDisks(QUOTA);

@@ -10,8 +10,7 @@ import type { RuntimeBootSpec, RuntimeDriver, ShellCommand } from './runtime-dri
 import { discard, isUnwritable, reasonOf } from './runtime-files';
 import type { ShellRunner } from './shell/shell-runner';
 import { WorkspaceArchiver } from './workspace-archiver';
-import { WorkspaceDiskUnavailable } from './workspace-disks';
-import type { WorkspaceDisks } from './workspace-disks';
+import { WorkspaceDiskUnavailable, type WorkspaceDisks } from './workspace-disk';
 
 export { LEGACY_RUNTIME_STATE_FILE } from './runtime-files';
 

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import koffi from 'koffi';
 import { syscallProbe } from '@interns/testing';
 import { soleHolderLeases } from '../workspace-disk-leases';
-import { DirectoryDisks, ImageDisks, type WorkspaceDisks } from '../workspace-disks';
+import { DirectoryDisks } from '../directory-disks';
+import { ImageDisks } from '../image-disks';
+import type { WorkspaceDisks } from '../workspace-disk';
 import { BubblewrapShell, type SandboxLimits } from './bubblewrap-shell';
 import { WORKSPACE_STAGING_DIR } from './sandbox-host';
 

@@ -12,8 +12,7 @@ import { firstUnsearchableAncestor, probeSandboxHost, SandboxUnavailable } from 
 import type { SandboxHost } from './sandbox-host';
 import type { SandboxUidSource } from './sandbox-users';
 import type { ShellRequest, ShellRunner } from './shell-runner';
-import { quotaNote } from '../workspace-disks';
-import type { WorkspaceDisks } from '../workspace-disks';
+import { quotaNote, type WorkspaceDisks } from '../workspace-disk';
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@ import { BubblewrapShell } from './bubblewrap-shell';
 import { SandboxUsers } from './sandbox-users';
 import type { ShellRunner } from './shell-runner';
 import { UnsandboxedShell } from './unsandboxed-shell';
-import type { WorkspaceDisks } from '../workspace-disks';
+import type { WorkspaceDisks } from '../workspace-disk';
 
 /** The shell runner RUNTIME_SANDBOX asks for; `off` is refused with NODE_ENV=production and warned about otherwise. */
 export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, workspacesDir: string, disks: WorkspaceDisks): ShellRunner {
