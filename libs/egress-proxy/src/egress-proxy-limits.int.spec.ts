@@ -7,7 +7,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EgressCa } from './egress-ca';
-import type { EgressPolicy, EgressProxy } from './egress-proxy';
+import type { EgressProxy } from './egress-proxy';
+import type { EgressPolicy } from './egress-types';
 import {
   connectThrough,
   curl,

@@ -5,7 +5,8 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { EgressCa } from './egress-ca';
-import type { EgressPolicy, EgressProxy } from './egress-proxy';
+import type { EgressProxy } from './egress-proxy';
+import type { EgressPolicy } from './egress-types';
 import {
   connectThrough,
   curl,

@@ -12,99 +12,29 @@
  * Hosts a secret of the intern is bound to are the only ones whose TLS is terminated (with a leaf from the
  * egress CA): there each request's header values get placeholders replaced by values, and the upstream leg
  * verifies the origin's real certificate. Every other host is tunnelled untouched.
+ *
+ * Around 700 lines on purpose: one request's path through the proxy (listener and limits, admission, CONNECT and
+ * its tunnel or termination, the forwarded HTTP request) shares the listener's state, and reads top to bottom as a
+ * request goes. What stands apart is elsewhere: its inputs and outputs (egress-types.ts), the origin leg
+ * (upstream.ts), HTTP pieces (proxy-http.ts), policy (host-policy.ts, address-policy.ts), release
+ * (secret-release.ts), certificates (egress-ca.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, chmod, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import net, { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import tls, { type TLSSocket } from 'node:tls';
-import type { AddressPolicy, HostResolver } from './address-policy';
-import type { EgressCa } from './egress-ca';
+import tls from 'node:tls';
 import { egressAllows } from '@interns/contracts';
+import type { EgressContext, EgressLogEntry, EgressPolicy, EgressProxyOptions } from './egress-types';
 import { type EgressTarget, parseConnectTarget, parseHostHeader, normalizeHost } from './host-policy';
-import { type EgressSecretBinding, scanPlaceholders, substitutePlaceholders } from './secret-release';
-
-/** An intern's egress policy as the service supplies it. */
-/** Origin hosts whose TLS sessions are kept for resumption. */
-const MAX_UPSTREAM_SESSIONS = 1000;
-
-export interface EgressPolicy {
-  /** Exact hosts and `*.domain` patterns. */
-  allow: readonly string[];
-  /** The secrets the intern may use. */
-  secrets: readonly EgressSecretBinding[];
-}
-
-/** Who the connections of one listener belong to, and how the proxy learns their policy and secret values. */
-export interface EgressContext {
-  internId: string;
-  runId: string | null;
-  /** The current policy; asked for each request, so a change applies to the next one. */
-  policy(): Promise<EgressPolicy>;
-  /** A secret's value; asked only when its placeholder is about to be released. */
-  openSecret(name: string): Promise<string>;
-}
-
-/** One handled request, for the egress log. Never holds a secret's value. */
-export interface EgressLogEntry {
-  /** When the request arrived (ISO 8601). */
-  at: string;
-  host: string;
-  port: number;
-  /** Method, path (without the query) and status only where the proxy sees HTTP: plain HTTP or terminated TLS. */
-  method: string | null;
-  path: string | null;
-  decision: 'allowed' | 'denied';
-  /** Why it was refused or failed (the text the client got), else null. */
-  reason: string | null;
-  /** Secrets whose placeholders the request carried: released when allowed, the refused one when denied. */
-  secrets: string[];
-  status: number | null;
-  /** Bytes towards the origin and back: a tunnel's raw bytes, or an HTTP request's and response's head and body. */
-  bytes_out: number;
-  bytes_in: number;
-}
-
-export interface EgressProxyOptions {
-  ca: EgressCa;
-  /** EGRESS_PORTS. */
-  ports: readonly number[];
-  addressPolicy: AddressPolicy;
-  /** Name resolution; resolverWith(EGRESS_RESOLVE) in the service. */
-  resolver: HostResolver;
-  /** EGRESS_BYTES_PER_RUN: bytes in and out one run may move. */
-  bytesPerRun: number;
-  /** EGRESS_CONNECTIONS_PER_INTERN: connections to the proxy one intern may hold open at once. */
-  connectionsPerIntern: number;
-  onLog(entry: EgressLogEntry, context: EgressContext): void;
-  /** CA certificates (PEM) the upstream leg of terminated TLS trusts besides Node's roots (tests' origins). */
-  upstreamCa?: readonly string[];
-  /** How long connecting to an origin (TCP and TLS handshake) may take. */
-  connectTimeoutMs?: number;
-  /** How long a connection may sit idle before it is closed. */
-  idleTimeoutMs?: number;
-  /** How long resolving a name may take. */
-  resolveTimeoutMs?: number;
-}
+import { authority, errorCode, headSize, pathOf, plainTextResponse, TLS_HANDSHAKE_RECORD, withoutHopByHop, withTimeout } from './proxy-http';
+import { scanPlaceholders, substitutePlaceholders } from './secret-release';
+import { hasIdleConnection, type PinnedTarget, type Track, Upstream, UpstreamError, type UpstreamPool } from './upstream';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const DEFAULT_RESOLVE_TIMEOUT_MS = 5_000;
-/** The first byte of a TLS handshake record: what tells TLS from plain HTTP inside a CONNECT tunnel. */
-const TLS_HANDSHAKE_RECORD = 0x16;
-/** Connection-level headers (RFC 9110 section 7.6.1) and the proxy's own: they concern one hop, never the origin. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 
 /** A request's outcome when the proxy answers it itself. */
 interface Refusal {
@@ -113,11 +43,6 @@ interface Refusal {
   /** The plain-text body, and the log entry's reason. */
   reason: string;
   secrets?: string[];
-}
-
-/** A target whose addresses were resolved and checked: connections go to these and nowhere else. */
-interface PinnedTarget extends EgressTarget {
-  addresses: string[];
 }
 
 /** A run's byte budget, shared by every listener of the run. */
@@ -166,79 +91,6 @@ interface TunnelState {
   upstream?: UpstreamPool;
 }
 
-/** Whether the agent holds an idle connection for the target, to be reused by the next request. */
-function hasIdleConnection(agent: http.Agent, target: PinnedTarget): boolean {
-  const name = agent.getName({ host: target.host, port: target.port });
-  return (agent.freeSockets[name]?.length ?? 0) > 0;
-}
-
-/** One origin connection, reused: `handoff` is a connection just made (and verified) for the agent to take. */
-interface UpstreamPool {
-  agent: http.Agent;
-  handoff: Duplex | null;
-}
-
-/** A failure to reach the origin, answered 502 (or 504 for a timeout). */
-class UpstreamError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
-
-function errorCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException)?.code ?? (error instanceof Error ? error.message : String(error));
-}
-
-/** The path of a request target without its query: a query string often carries credentials of its own. */
-function pathOf(requestTarget: string): string {
-  const end = requestTarget.search(/[?#]/);
-  return end === -1 ? requestTarget : requestTarget.slice(0, end);
-}
-
-function headSize(startLine: string, rawHeaders: readonly string[]): number {
-  let size = Buffer.byteLength(startLine) + 4;
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) size += Buffer.byteLength(rawHeaders[i]) + Buffer.byteLength(rawHeaders[i + 1]) + 4;
-  return size;
-}
-
-function withoutHopByHop(rawHeaders: readonly string[]): string[] {
-  // Headers named in Connection are hop-by-hop as well.
-  const named = new Set(HOP_BY_HOP);
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].toLowerCase() === 'connection') {
-      for (const token of rawHeaders[i + 1].split(',')) named.add(token.trim().toLowerCase());
-    }
-  }
-  const kept: string[] = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (!named.has(rawHeaders[i].toLowerCase())) kept.push(rawHeaders[i], rawHeaders[i + 1]);
-  }
-  return kept;
-}
-
-function plainTextResponse(status: number, body: string): string {
-  const text = `${body}\n`;
-  return (
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`
-  );
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function authority(target: EgressTarget): string {
-  return isIP(target.host) === 6 ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
-}
-
 export class EgressProxy {
   private readonly listeners = new Map<string, Listener>();
   private readonly budgets = new Map<string, RunBudget>();
@@ -246,20 +98,15 @@ export class EgressProxy {
   /** Client connections accepted past the intern's limit: each request on them is refused. */
   private readonly overLimit = new WeakSet<Duplex>();
   private readonly tunnels = new WeakMap<Duplex, TunnelState>();
-  /** The upstream leg's trust, built once: extra CAs (tests' origins) beside Node's roots, or Node's defaults. */
-  private readonly upstreamContext: tls.SecureContext | undefined;
-  /** TLS sessions of origins, by host, so a next connection to one resumes instead of a full handshake. */
-  private readonly upstreamSessions = new Map<string, Buffer>();
+  private readonly upstream: Upstream;
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
   private readonly resolveTimeoutMs: number;
 
   constructor(private readonly options: EgressProxyOptions) {
-    // Parsing the roots per connection would cost milliseconds each: the context is made once.
-    this.upstreamContext =
-      options.upstreamCa === undefined ? undefined : tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.upstreamCa] });
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.upstream = new Upstream({ connectTimeoutMs: this.connectTimeoutMs, idleTimeoutMs: this.idleTimeoutMs, extraCa: options.upstreamCa });
     this.resolveTimeoutMs = options.resolveTimeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS;
   }
 
@@ -387,6 +234,11 @@ export class EgressProxy {
     socket.once('close', () => listener.sockets.delete(socket));
   }
 
+  /** `track` bound to a listener, for the upstream leg's connections. */
+  private tracker(listener: Listener): Track {
+    return (socket) => this.track(listener, socket);
+  }
+
   private log(listener: Listener, entry: EgressLogEntry): void {
     try {
       this.options.onLog(entry, listener.context);
@@ -482,7 +334,7 @@ export class EgressProxy {
 
     let upstream: Socket;
     try {
-      upstream = await this.connectUpstream(listener, admitted);
+      upstream = await this.upstream.connect(admitted, false, this.tracker(listener));
     } catch (error) {
       const failure = error instanceof UpstreamError ? error : new UpstreamError(`egress_error: ${target.host}: ${errorCode(error)}`, 502);
       return refuse({ status: failure.status, decision: 'allowed', reason: failure.message });
@@ -558,7 +410,7 @@ export class EgressProxy {
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     let handshakeDone = false;
     const state: TunnelState = { listener, target, tls: true, logged: false };
-    state.upstream = this.upstreamPool(state);
+    state.upstream = this.upstream.pool(target, () => state.tls, this.tracker(listener));
     socket.once('close', () => state.upstream?.agent.destroy());
     // A tunnel that carried no request (the client gave up, or did not trust the egress CA) still gets its entry.
     socket.once('close', () => {
@@ -713,7 +565,7 @@ export class EgressProxy {
     let upstreamSocket: Duplex | null = null;
     if (pool === null || !hasIdleConnection(pool.agent, target)) {
       try {
-        upstreamSocket = await this.connectUpstream(listener, target, state.tls);
+        upstreamSocket = await this.upstream.connect(target, state.tls, this.tracker(listener));
       } catch (error) {
         const failure = error instanceof UpstreamError ? error : new UpstreamError(`egress_error: ${target.host}: ${errorCode(error)}`, 502);
         entry.reason = failure.message;
@@ -796,107 +648,6 @@ export class EgressProxy {
       upstreamResponse.on('end', () => res.end());
       upstreamResponse.on('error', () => res.destroy());
     });
-  }
-
-  /**
-   * The kept-alive origin connection of a terminated tunnel: one at a time (its requests are sequential); the agent
-   * takes the connection `forward` has just made and verified (`handoff`), or, when its idle one closed meanwhile,
-   * makes one the same way (checked addresses, the origin's certificate verified).
-   */
-  private upstreamPool(state: TunnelState): UpstreamPool {
-    const pool: UpstreamPool = { agent: new http.Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 }), handoff: null };
-    const createConnection = (_options: unknown, callback: (error: Error | null, socket?: Duplex) => void): Duplex | undefined => {
-      const ready = pool.handoff;
-      pool.handoff = null;
-      if (ready !== null) return ready;
-      this.connectUpstream(state.listener, state.target, state.tls).then(
-        (socket) => callback(null, socket),
-        (error: unknown) => callback(error as Error),
-      );
-      return undefined;
-    };
-    (pool.agent as unknown as { createConnection: typeof createConnection }).createConnection = createConnection;
-    return pool;
-  }
-
-  /** Connects to the first checked address that answers (TCP, then TLS verifying the origin when `useTls`). */
-  private async connectUpstream(listener: Listener, target: PinnedTarget, useTls = false): Promise<Socket> {
-    let lastError: unknown = null;
-    for (const address of target.addresses) {
-      let socket: Socket;
-      try {
-        socket = await this.connectTcp(listener, address, target);
-      } catch (error) {
-        if (error instanceof UpstreamError && error.status === 504) throw error;
-        lastError = error;
-        continue;
-      }
-      return useTls ? this.startTls(listener, socket, target) : socket;
-    }
-    throw new UpstreamError(`egress_error: ${target.host}: connection failed (${errorCode(lastError)})`, 502);
-  }
-
-  private connectTcp(listener: Listener, address: string, target: PinnedTarget): Promise<Socket> {
-    return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: address, port: target.port });
-      this.track(listener, socket);
-      const timer = setTimeout(() => {
-        socket.destroy();
-        reject(new UpstreamError(`egress_error: ${target.host}: no connection within ${this.connectTimeoutMs / 1000}s`, 504));
-      }, this.connectTimeoutMs);
-      socket.once('connect', () => {
-        clearTimeout(timer);
-        socket.removeAllListeners('error');
-        socket.on('error', () => socket.destroy());
-        socket.setTimeout(this.idleTimeoutMs, () => socket.destroy());
-        resolve(socket);
-      });
-      socket.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-    });
-  }
-
-  private startTls(listener: Listener, socket: Socket, target: PinnedTarget): Promise<TLSSocket> {
-    return new Promise((resolve, reject) => {
-      const tlsSocket = tls.connect({
-        socket,
-        // The identity checked is the name the client asked for, never the address connected to.
-        host: target.host,
-        servername: isIP(target.host) === 0 ? target.host : undefined,
-        secureContext: this.upstreamContext,
-        session: this.upstreamSessions.get(target.host),
-        ALPNProtocols: ['http/1.1'],
-      });
-      tlsSocket.on('session', (session: Buffer) => this.rememberSession(target.host, session));
-      this.track(listener, tlsSocket);
-      const timer = setTimeout(() => {
-        tlsSocket.destroy();
-        reject(new UpstreamError(`egress_error: ${target.host}: no TLS handshake within ${this.connectTimeoutMs / 1000}s`, 504));
-      }, this.connectTimeoutMs);
-      tlsSocket.once('secureConnect', () => {
-        clearTimeout(timer);
-        tlsSocket.removeAllListeners('error');
-        tlsSocket.on('error', () => tlsSocket.destroy());
-        resolve(tlsSocket);
-      });
-      tlsSocket.once('error', (error) => {
-        clearTimeout(timer);
-        tlsSocket.destroy();
-        reject(new UpstreamError(`egress_error: ${target.host}: TLS with the origin failed (${errorCode(error)})`, 502));
-      });
-    });
-  }
-
-  /** Keeps the newest session per origin host, at most MAX_UPSTREAM_SESSIONS hosts (the oldest go first). */
-  private rememberSession(host: string, session: Buffer): void {
-    this.upstreamSessions.delete(host);
-    this.upstreamSessions.set(host, session);
-    if (this.upstreamSessions.size > MAX_UPSTREAM_SESSIONS) {
-      const oldest = this.upstreamSessions.keys().next().value;
-      if (oldest !== undefined) this.upstreamSessions.delete(oldest);
-    }
   }
 
   private refuseRequest(listener: Listener, req: http.IncomingMessage, res: http.ServerResponse, target: EgressTarget, at: Date, refusal: Refusal): void {

@@ -4,3 +4,4 @@ export * from './egress-proxy';
 export * from './egress-settings';
 export * from './host-policy';
 export * from './secret-release';
+export * from './egress-types';

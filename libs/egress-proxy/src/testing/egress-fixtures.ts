@@ -16,7 +16,8 @@ import tls from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { AddressPolicy, type PlatformEndpoint, resolverWith, type HostResolver } from '../address-policy';
 import { EgressCa, newEgressCaPem } from '../egress-ca';
-import { type EgressContext, type EgressLogEntry, type EgressPolicy, EgressProxy, type EgressProxyOptions } from '../egress-proxy';
+import { EgressProxy } from '../egress-proxy';
+import type { EgressContext, EgressLogEntry, EgressPolicy, EgressProxyOptions } from '../egress-types';
 
 x509.cryptoProvider.set(webcrypto);
 

@@ -1,0 +1,64 @@
+/** What the egress proxy is given and what it reports (interface section 19): policy, context, log entry, options. */
+import type { AddressPolicy, HostResolver } from './address-policy';
+import type { EgressCa } from './egress-ca';
+import type { EgressSecretBinding } from './secret-release';
+
+/** An intern's egress policy as the service supplies it. */
+export interface EgressPolicy {
+  /** Exact hosts and `*.domain` patterns. */
+  allow: readonly string[];
+  /** The secrets the intern may use. */
+  secrets: readonly EgressSecretBinding[];
+}
+
+/** Who the connections of one listener belong to, and how the proxy learns their policy and secret values. */
+export interface EgressContext {
+  internId: string;
+  runId: string | null;
+  /** The current policy; asked for each request, so a change applies to the next one. */
+  policy(): Promise<EgressPolicy>;
+  /** A secret's value; asked only when its placeholder is about to be released. */
+  openSecret(name: string): Promise<string>;
+}
+
+/** One handled request, for the egress log. Never holds a secret's value. */
+export interface EgressLogEntry {
+  /** When the request arrived (ISO 8601). */
+  at: string;
+  host: string;
+  port: number;
+  /** Method, path (without the query) and status only where the proxy sees HTTP: plain HTTP or terminated TLS. */
+  method: string | null;
+  path: string | null;
+  decision: 'allowed' | 'denied';
+  /** Why it was refused or failed (the text the client got), else null. */
+  reason: string | null;
+  /** Secrets whose placeholders the request carried: released when allowed, the refused one when denied. */
+  secrets: string[];
+  status: number | null;
+  /** Bytes towards the origin and back: a tunnel's raw bytes, or an HTTP request's and response's head and body. */
+  bytes_out: number;
+  bytes_in: number;
+}
+
+export interface EgressProxyOptions {
+  ca: EgressCa;
+  /** EGRESS_PORTS. */
+  ports: readonly number[];
+  addressPolicy: AddressPolicy;
+  /** Name resolution; resolverWith(EGRESS_RESOLVE) in the service. */
+  resolver: HostResolver;
+  /** EGRESS_BYTES_PER_RUN: bytes in and out one run may move. */
+  bytesPerRun: number;
+  /** EGRESS_CONNECTIONS_PER_INTERN: connections to the proxy one intern may hold open at once. */
+  connectionsPerIntern: number;
+  onLog(entry: EgressLogEntry, context: EgressContext): void;
+  /** CA certificates (PEM) the upstream leg of terminated TLS trusts besides Node's roots (tests' origins). */
+  upstreamCa?: readonly string[];
+  /** How long connecting to an origin (TCP and TLS handshake) may take. */
+  connectTimeoutMs?: number;
+  /** How long a connection may sit idle before it is closed. */
+  idleTimeoutMs?: number;
+  /** How long resolving a name may take. */
+  resolveTimeoutMs?: number;
+}
