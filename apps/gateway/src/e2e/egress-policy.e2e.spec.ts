@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, query } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
+import { API, createIntern, createRunningIntern, eventually, oauthToken, query } from '../testing/chat.fixture';
+import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };
@@ -33,9 +33,7 @@ function policyEvents(internId: string): Promise<{ data: { allow: string[] } }[]
 beforeAll(async () => {
   platform = await Platform.start();
   await platform.applyIdentities(IDENTITIES);
-  const token = async (scope: string) =>
-    (await platform.admin<{ access_token: string }>('oauth-token', '--member', 'alice', '--workspace', WS_MAIN, '--scope', scope)).access_token;
-  oauth = { interns: await token('interns'), vaultOnly: await token('vault:read') };
+  oauth = { interns: await oauthToken(platform, 'interns'), vaultOnly: await oauthToken(platform, 'vault:read') };
 }, 60_000);
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { VAULT_MASTER_KEY_FILE, VaultOpener } from '@interns/vault';
 import { Platform } from '@interns/testing';
-import { API, createIntern, eventually, query } from '../testing/chat.fixture';
+import { API, createIntern, eventually, oauthToken, query } from '../testing/chat.fixture';
 import { IDENTITIES, ISO_MS, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
 
 let platform: Platform;
@@ -33,9 +33,7 @@ function expectRefused(answer: { status: number; body: { error?: { metadata?: { 
 beforeAll(async () => {
   platform = await Platform.start();
   await platform.applyIdentities(IDENTITIES);
-  const token = async (scope: string) =>
-    (await platform.admin<{ access_token: string }>('oauth-token', '--member', 'alice', '--workspace', WS_MAIN, '--scope', scope)).access_token;
-  oauth = { interns: await token('interns'), vaultOnly: await token('vault:read') };
+  oauth = { interns: await oauthToken(platform, 'interns'), vaultOnly: await oauthToken(platform, 'vault:read') };
 }, 60_000);
 
 afterAll(async () => {

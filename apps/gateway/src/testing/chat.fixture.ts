@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { SseResponse } from '@interns/testing';
 import type { JsonAnswer, Platform } from '@interns/testing';
-import { KEYS } from './platform-identities.fixture';
+import { KEYS, WS_MAIN } from './platform-identities.fixture';
 
 export const API = '/api/v1';
 export const SCRIPTED_MODEL = 'local/scripted';
@@ -305,4 +305,10 @@ export async function eventually<T>(probe: () => Promise<T>, accept: (value: T) 
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A personal OAuth access token of `member` in `workspace` with `scope`, from the local issuer (`admin oauth-token`). */
+export async function oauthToken(platform: Platform, scope: string, member = 'alice', workspace = WS_MAIN): Promise<string> {
+  const issued = await platform.admin<{ access_token: string }>('oauth-token', '--member', member, '--workspace', workspace, '--scope', scope);
+  return issued.access_token;
 }
