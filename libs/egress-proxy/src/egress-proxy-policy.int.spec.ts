@@ -10,18 +10,16 @@ import type { EgressPolicy } from './egress-types';
 import {
   connectThrough,
   curl,
+  type EgressTestbed,
+  eventually,
   fixedContext,
-  newEgressCa,
-  newOriginCa,
   newProxy,
   type Origin,
   type OriginCa,
-  scratchDirectory,
-  startHttpOrigin,
+  startEgressTestbed,
   startHttpsOrigin,
   tlsThrough,
   writePem,
-  eventually,
 } from './testing/egress-fixtures';
 
 const NO_POLICY: EgressPolicy = { allow: [], secrets: [] };
@@ -35,28 +33,18 @@ describe('EgressProxy: policy and addresses', () => {
   let httpOrigin: Origin;
   let scratch: { dir: string; remove: () => Promise<void> };
   let originCaFile: string;
-  const proxies: EgressProxy[] = [];
+  let bed: EgressTestbed;
+  let proxies: EgressProxy[];
 
   beforeAll(async () => {
-    originCa = await newOriginCa();
-    egressCa = await newEgressCa();
-    httpsOrigin = await startHttpsOrigin(originCa, ORIGIN_NAMES);
-    httpOrigin = await startHttpOrigin();
-    scratch = await scratchDirectory();
+    bed = await startEgressTestbed(ORIGIN_NAMES);
+    ({ originCa, egressCa, httpsOrigin, httpOrigin, scratch, proxies } = bed);
     originCaFile = await writePem(scratch.dir, 'origin-ca.pem', originCa.certificatePem);
   });
 
-  afterEach(async () => {
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.closeAll()));
-    httpsOrigin.requests.length = 0;
-    httpOrigin.requests.length = 0;
-  });
+  afterEach(() => bed.reset());
 
-  afterAll(async () => {
-    await httpsOrigin?.close();
-    await httpOrigin?.close();
-    await scratch?.remove();
-  });
+  afterAll(() => bed?.close());
 
 
   async function started(setup: Partial<Parameters<typeof newProxy>[0]>, policy: EgressPolicy = NO_POLICY) {

@@ -12,17 +12,14 @@ import type { EgressPolicy } from './egress-types';
 import {
   connectThrough,
   curl,
+  type EgressTestbed,
   eventually,
   fixedContext,
-  newEgressCa,
-  newOriginCa,
   newProxy,
   type Origin,
   type OriginCa,
   rawExchange,
-  scratchDirectory,
-  startHttpOrigin,
-  startHttpsOrigin,
+  startEgressTestbed,
   tlsThrough,
   writePem,
 } from './testing/egress-fixtures';
@@ -39,7 +36,8 @@ describe('EgressProxy: secret release', () => {
   let httpOrigin: Origin;
   let scratch: { dir: string; remove: () => Promise<void> };
   let egressCaFile: string;
-  const proxies: EgressProxy[] = [];
+  let bed: EgressTestbed;
+  let proxies: EgressProxy[];
 
   const policy: EgressPolicy = {
     allow: ['plain.test'],
@@ -51,25 +49,14 @@ describe('EgressProxy: secret release', () => {
   const values = { api_token: TOKEN_VALUE, deploy_key: 'deploy-key-value' };
 
   beforeAll(async () => {
-    originCa = await newOriginCa();
-    egressCa = await newEgressCa();
-    httpsOrigin = await startHttpsOrigin(originCa, ORIGIN_NAMES);
-    httpOrigin = await startHttpOrigin();
-    scratch = await scratchDirectory();
+    bed = await startEgressTestbed(ORIGIN_NAMES);
+    ({ originCa, egressCa, httpsOrigin, httpOrigin, scratch, proxies } = bed);
     egressCaFile = await writePem(scratch.dir, 'egress-ca.pem', egressCa.certificatePem);
   });
 
-  afterEach(async () => {
-    await Promise.all(proxies.splice(0).map((proxy) => proxy.closeAll()));
-    httpsOrigin.requests.length = 0;
-    httpOrigin.requests.length = 0;
-  });
+  afterEach(() => bed.reset());
 
-  afterAll(async () => {
-    await httpsOrigin?.close();
-    await httpOrigin?.close();
-    await scratch?.remove();
-  });
+  afterAll(() => bed?.close());
 
   async function started(upstreamCa: string[] = [originCa.certificatePem]) {
     const made = newProxy({

@@ -317,3 +317,46 @@ export async function eventually(condition: () => boolean, ms = 5000): Promise<v
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * What the proxy's integration specs share: an origin CA with an HTTPS and a plain HTTP origin on 127.0.0.1, an
+ * egress CA, a scratch directory, and the proxies a test started (closed, and the origins' requests forgotten, by
+ * `reset` after each test).
+ */
+export interface EgressTestbed {
+  originCa: OriginCa;
+  egressCa: EgressCa;
+  httpsOrigin: Origin;
+  httpOrigin: Origin;
+  scratch: { dir: string; remove: () => Promise<void> };
+  proxies: EgressProxy[];
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startEgressTestbed(originNames: string[]): Promise<EgressTestbed> {
+  const originCa = await newOriginCa();
+  const egressCa = await newEgressCa();
+  const httpsOrigin = await startHttpsOrigin(originCa, originNames);
+  const httpOrigin = await startHttpOrigin();
+  const scratch = await scratchDirectory();
+  const proxies: EgressProxy[] = [];
+  return {
+    originCa,
+    egressCa,
+    httpsOrigin,
+    httpOrigin,
+    scratch,
+    proxies,
+    async reset() {
+      await Promise.all(proxies.splice(0).map((proxy) => proxy.closeAll()));
+      httpsOrigin.requests.length = 0;
+      httpOrigin.requests.length = 0;
+    },
+    async close() {
+      await httpsOrigin.close();
+      await httpOrigin.close();
+      await scratch.remove();
+    },
+  };
+}
