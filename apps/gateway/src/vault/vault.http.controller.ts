@@ -1,8 +1,9 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { DomainError, isUuid, parseVaultCopy, parseVaultListQuery, parseVaultSecretName, parseVaultSecretWrite, VAULT_MAX_BODY_BYTES } from '@interns/contracts';
+import { DomainError, parseVaultCopy, parseVaultListQuery, parseVaultSecretName, parseVaultSecretWrite, VAULT_MAX_BODY_BYTES } from '@interns/contracts';
 import type { VaultCopyRequest, VaultDeleteRequest, VaultListRequest, VaultPutRequest, VaultScope, VaultSecret, VaultSecretList } from '@interns/contracts';
 import { jsonBodyOf } from '../body-rules';
+import { visibleId } from '../intern-routes';
 import { ServiceClient } from '../service.client';
 import { VAULT_INTERN_ID_PARAM, VAULT_NAME_PARAM } from './vault-routes';
 
@@ -84,8 +85,7 @@ export class VaultHttpController {
 
 /** A non-uuid intern id names no intern: 404, as on intern routes. */
 function internScope(internId: string): { kind: 'intern'; internId: string } {
-  if (!isUuid(internId)) throw new DomainError('not_found', 'intern not found');
-  return { kind: 'intern', internId: internId.toLowerCase() };
+  return { kind: 'intern', internId: visibleId(internId) };
 }
 
 /** The body of a vault write: at most VAULT_MAX_BODY_BYTES (413), then JSON as on every route (415, 400). */
