@@ -31,6 +31,8 @@ function moduleBoundaries({ testCode }) {
         { sourceTag: 'scope:runs', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:runs'] },
         { sourceTag: 'scope:analytics', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:analytics'] },
         { sourceTag: 'scope:webhooks', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:webhooks'] },
+        // The egress proxy (and with it the only use of VAULT_MASTER_KEY) is the egress service's alone.
+        { sourceTag: 'scope:egress', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:egress'] },
         { sourceTag: 'scope:service-shared', onlyDependOnLibsWithTags: ['scope:shared'] },
         { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:shared', 'scope:identity'] },
         { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:shared'] },

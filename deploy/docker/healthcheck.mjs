@@ -12,6 +12,7 @@ const ports = {
   runs: config.runsPort,
   analytics: config.analyticsPort,
   webhooks: config.webhooksPort,
+  egress: config.egressPort,
 };
 const port = ports[process.env.APP];
 if (port === undefined) {

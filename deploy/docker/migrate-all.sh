@@ -7,7 +7,7 @@
 # APP=migrations makes it the default command.
 set -eu
 node dist/apps/admin/src/main.js db-setup
-for app in gateway lifecycle runs analytics webhooks; do
+for app in gateway lifecycle runs analytics webhooks egress; do
   node "dist/apps/${app}/src/main.js" migrate
 done
 echo "all schemas migrated"

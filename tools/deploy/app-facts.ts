@@ -16,7 +16,15 @@ export const APPS: readonly { app: ServiceName; portKey: PortKey }[] = [
   { app: 'runs', portKey: 'runsPort' },
   { app: 'analytics', portKey: 'analyticsPort' },
   { app: 'webhooks', portKey: 'webhooksPort' },
+  { app: 'egress', portKey: 'egressPort' },
 ];
+
+/**
+ * Apps that Kubernetes runs as a sidecar container in another app's pods rather than as a Deployment of their
+ * own: egress makes each sandboxed command's listener socket in a directory runs must see at the same path, so
+ * one egress runs beside each runs replica (docs/deployment.md, "The egress proxy").
+ */
+export const SIDECAR_OF: Readonly<Partial<Record<ServiceName, ServiceName>>> = { egress: 'runs' };
 
 /** The one-shot step that creates the services' database roles and applies every schema (compose service, Kubernetes Job). */
 export const MIGRATIONS = 'migrations';
@@ -35,6 +43,8 @@ export const SECRETS_OF: Readonly<Record<ServiceName | typeof MIGRATIONS, readon
   runs: ['DATABASE_URL', 'MODEL_API_KEY'],
   analytics: ['DATABASE_URL'],
   webhooks: ['DATABASE_URL'],
+  // The only process that can open a secret's value (interface section 19).
+  egress: ['DATABASE_URL', 'VAULT_MASTER_KEY'],
   // The owner's URL, and the password db-setup gives each service's role.
   migrations: ['DATABASE_URL', ...SERVICE_NAMES.map(databasePasswordVariable)],
 };

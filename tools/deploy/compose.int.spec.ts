@@ -3,8 +3,8 @@
  * file (merge keys resolved, variables interpolated, the Compose Specification's schema: compose-file.ts), and
  * the resolved file must start the system the way the apps expect (health checks, migrations first, ports
  * and environment names that loadConfig reads, each service's own secrets, the runs sandbox's container
- * settings). Also: the image's HEALTHCHECK and healthcheck.mjs agree with the apps' routes and ports, and
- * the runs image has bubblewrap.
+ * settings, the egress proxy beside it). Also: the image's HEALTHCHECK and healthcheck.mjs agree with the apps'
+ * routes and ports, and the runs image has what its sandbox is built with.
  */
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -192,11 +192,11 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('never gives runs a KEYS_DIR, and keeps the keys of lifecycle and the gateway on volumes runs does not mount', () => {
+  it('never gives runs a KEYS_DIR, and keeps the keys of lifecycle, the gateway and egress on volumes runs does not mount', () => {
     const runs = compose.services.runs;
     expect(Object.keys(runs.environment ?? {})).not.toContain('KEYS_DIR');
     const runsVolumes = (runs.volumes ?? []).map((volume) => (typeof volume === 'string' ? volume.split(':')[0] : volume.source));
-    for (const app of ['lifecycle', 'gateway']) {
+    for (const app of ['lifecycle', 'gateway', 'egress']) {
       const service = compose.services[app];
       const volume = namedVolumeHolding(service, loadConfig(service.environment ?? {}).keysDir);
       expect({ app, declared: Object.keys(compose.volumes ?? {}).includes(volume ?? '') }).toEqual({ app, declared: true });
@@ -225,8 +225,24 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('keeps the state of runs, lifecycle and gateway on a named volume at their DATA_DIR', () => {
-    for (const app of ['runs', 'lifecycle', 'gateway']) {
+  it("runs the egress proxy as runs' only way out: the socket volume at one path in both, egress as the image user", () => {
+    const runs = compose.services.runs;
+    const egress = compose.services.egress;
+    expect(loadConfig(runs.environment ?? {}).runtimeNetwork).toBe('egress');
+    const socketDir = loadConfig(egress.environment ?? {}).egressSocketDir;
+    const volume = namedVolumeHolding(egress, socketDir);
+    expect(Object.keys(compose.volumes ?? {})).toContain(volume);
+    // runs hands over and binds the very path egress answers with, so it must mount the volume at the same place.
+    expect(namedVolumeHolding(runs, socketDir)).toBe(volume);
+    const mountPoint = (service: ComposeService) =>
+      (service.volumes ?? []).map((entry) => (typeof entry === 'string' ? entry.split(':') : [entry.source, entry.target])).find(([source]) => source === volume)?.[1];
+    expect(mountPoint(runs)).toBe(mountPoint(egress));
+    // A sandbox's first command needs its listener.
+    expect(runs.depends_on?.egress?.condition).toBe('service_healthy');
+  });
+
+  it('keeps the state of runs, lifecycle, gateway and egress on a named volume at their DATA_DIR', () => {
+    for (const app of ['runs', 'lifecycle', 'gateway', 'egress']) {
       const service = compose.services[app];
       const dataDir = loadConfig(service.environment ?? {}).dataDir;
       const volume = namedVolumeAt(service, dataDir);
@@ -247,11 +263,11 @@ describe('the image health check', () => {
     expect(dockerfile).toMatch(/^WORKDIR \/app$/m);
   });
 
-  it('installs bubblewrap, util-linux (prlimit, setpriv), libseccomp and e2fsprogs in the runs image, and fails its build when one is missing', async () => {
+  it('installs bubblewrap, util-linux (prlimit, setpriv), libseccomp, e2fsprogs, socat and the CA bundle in the runs image, and fails its build when one is missing', async () => {
     const dockerfile = await readFile('deploy/docker/Dockerfile', 'utf8');
-    expect(dockerfile).toMatch(/if \[ "\$APP" = runs \]; then packages="\$packages bubblewrap util-linux libseccomp2 e2fsprogs"; fi/);
+    expect(dockerfile).toMatch(/if \[ "\$APP" = runs \]; then packages="\$packages bubblewrap util-linux libseccomp2 e2fsprogs socat ca-certificates"; fi/);
     expect(dockerfile).toMatch(
-      /if \[ "\$APP" = runs \]; then bwrap --version && prlimit --version && setpriv --version && ls \/usr\/lib\/\*\/libseccomp\.so\.2 && mkfs\.ext4 -V && e2fsck -V; fi/,
+      /if \[ "\$APP" = runs \]; then bwrap --version && prlimit --version && setpriv --version && ls \/usr\/lib\/\*\/libseccomp\.so\.2 && mkfs\.ext4 -V && e2fsck -V && socat -V > \/dev\/null && test -s \/etc\/ssl\/certs\/ca-certificates\.crt; fi/,
     );
   });
 

@@ -4,8 +4,8 @@
  * the apps: ports, probe routes, environment names (read from loadConfig, not a list kept here), one Secret
  * per workload with only its secrets, each app's own NATS credentials and nothing else, the runs pod's sandbox
  * settings, migrations as a Job, storage and replica rules. The dev overlay generates its NATS Secrets from
- * nats-setup's output, which is never committed: the test renders a copy of deploy/k8s after running the
- * command the overlay documents.
+ * nats-setup's output and its vault key pair from vault-key's, neither ever committed: the test renders a copy
+ * of deploy/k8s after running the commands the overlay documents.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +19,17 @@ import { serviceDatabaseUrl } from '@interns/database';
 import { parseNatsCreds } from '@interns/messaging';
 import { KUBECTL, notInstalled } from '../test/preflight';
 import { appEntry, runProcess } from './node-process';
-import { APPS, configEnvNames, healthRoutes, MIGRATIONS, portVariable, RUNS_SANDBOX_CAPABILITIES, SECRET_NAMES, SECRETS_OF } from './app-facts';
+import {
+  APPS,
+  configEnvNames,
+  healthRoutes,
+  MIGRATIONS,
+  portVariable,
+  RUNS_SANDBOX_CAPABILITIES,
+  SECRET_NAMES,
+  SECRETS_OF,
+  SIDECAR_OF,
+} from './app-facts';
 
 /** The parts of Kubernetes objects this test reads. */
 interface K8sObject {
@@ -35,6 +45,8 @@ interface Probe {
 interface Container {
   name: string;
   image: string;
+  /** `Always` on an init container: a native sidecar. */
+  restartPolicy?: string;
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
   env?: { name: string }[];
@@ -48,6 +60,8 @@ interface Container {
     readOnlyRootFilesystem?: boolean;
     allowPrivilegeEscalation?: boolean;
     runAsNonRoot?: boolean;
+    runAsUser?: number;
+    seccompProfile?: { type: string };
     privileged?: boolean;
     procMount?: string;
     capabilities?: { drop?: string[]; add?: string[] };
@@ -58,6 +72,7 @@ interface PodTemplate {
   metadata: { labels: Record<string, string> };
   spec: {
     containers: Container[];
+    initContainers?: Container[];
     terminationGracePeriodSeconds?: number;
     restartPolicy?: string;
     hostUsers?: boolean;
@@ -70,7 +85,12 @@ interface PodTemplate {
       appArmorProfile?: { type: string };
     };
     topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }[];
-    volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; secret?: { secretName: string; defaultMode?: number } }[];
+    volumes?: {
+      name: string;
+      persistentVolumeClaim?: { claimName: string };
+      secret?: { secretName: string; defaultMode?: number };
+      emptyDir?: Record<string, unknown>;
+    }[];
   };
 }
 
@@ -81,23 +101,37 @@ const GATEWAY_SHUTDOWN_GRACE_SECONDS = 15;
 
 /** Where the dev overlay expects nats-setup's output (git ignores it), relative to the repository root. */
 const DEV_NATS_AUTH = 'deploy/k8s/overlays/dev/nats-auth';
-/** The copy of deploy/k8s that is rendered: `<root>/deploy/k8s`, with the dev overlay's NATS users generated. */
+/** Where the dev overlay expects vault-key's pair (git ignores it), relative to the repository root. */
+const DEV_VAULT_KEYS = 'deploy/k8s/overlays/dev/vault-keys';
+const DEV_KUSTOMIZATION = 'deploy/k8s/overlays/dev/kustomization.yaml';
+/** The copy of deploy/k8s that is rendered: `<root>/deploy/k8s`, with the dev overlay's NATS users and vault pair generated. */
 let renderRoot: string;
 
-/** The `nats-setup` arguments the dev overlay's header tells the operator to run first. */
-async function devNatsSetupArgs(): Promise<string[]> {
-  const kustomization = await readFile('deploy/k8s/overlays/dev/kustomization.yaml', 'utf8');
-  const line = /^#\s+npm run admin -- (nats-setup .*)$/m.exec(kustomization)?.[1];
-  if (!line) throw new Error('the dev overlay does not say how to generate its NATS users');
+/** The arguments of the `command` the dev overlay's header tells the operator to run first. */
+async function devSetupArgs(command: 'nats-setup' | 'vault-key', what: string): Promise<string[]> {
+  const kustomization = await readFile(DEV_KUSTOMIZATION, 'utf8');
+  const line = new RegExp(`^#\\s+npm run admin -- (${command} .*)$`, 'm').exec(kustomization)?.[1];
+  if (!line) throw new Error(`the dev overlay does not say how to generate its ${what}`);
   return line.trim().split(/\s+/);
 }
 
+/** Inside `dir` (or `dir` itself). */
+const isWithin = (path: string, dir: string) => resolve(path) === resolve(dir) || resolve(path).startsWith(`${resolve(dir)}/`);
+
 beforeAll(async () => {
   renderRoot = await mkdtemp(join(tmpdir(), 'interns-k8s-'));
-  // A developer's own nats-auth is not copied: the test generates its own, as the overlay says.
-  await cp('deploy/k8s', join(renderRoot, 'deploy/k8s'), { recursive: true, filter: (source) => !resolve(source).startsWith(resolve(DEV_NATS_AUTH)) });
-  const setup = await runProcess(process.execPath, [appEntry('admin'), ...(await devNatsSetupArgs())], {}, renderRoot);
-  if (setup.code !== 0) throw new Error(`nats-setup failed: ${setup.stderr}`);
+  // A developer's own nats-auth and vault-keys are not copied: the test generates its own, as the overlay says.
+  await cp('deploy/k8s', join(renderRoot, 'deploy/k8s'), {
+    recursive: true,
+    filter: (source) => !isWithin(source, DEV_NATS_AUTH) && !isWithin(source, DEV_VAULT_KEYS),
+  });
+  for (const [command, what] of [
+    ['nats-setup', 'NATS users'],
+    ['vault-key', 'vault key pair'],
+  ] as const) {
+    const setup = await runProcess(process.execPath, [appEntry('admin'), ...(await devSetupArgs(command, what))], {}, renderRoot);
+    if (setup.code !== 0) throw new Error(`${command} failed: ${setup.stderr}`);
+  }
 }, 30_000);
 
 afterAll(async () => {
@@ -108,6 +142,18 @@ afterAll(async () => {
 function devNatsAuthFile(path: string): Promise<string> {
   return readFile(join(renderRoot, DEV_NATS_AUTH, path), 'utf8');
 }
+
+/** A file vault-key wrote for the dev overlay. */
+function devVaultKeyFile(name: 'VAULT_MASTER_KEY' | 'VAULT_PUBLIC_KEY'): Promise<string> {
+  return readFile(join(renderRoot, DEV_VAULT_KEYS, name), 'utf8');
+}
+
+it('commits no vault key to the dev overlay: its pair is generated into the ignored vault-keys/', async () => {
+  const kustomization = await readFile(DEV_KUSTOMIZATION, 'utf8');
+  expect(kustomization).not.toMatch(/"d"\s*:/);
+  expect(kustomization).not.toMatch(/VAULT_(MASTER|PUBLIC)_KEY=\s*'?\{/);
+  expect(await readFile('.gitignore', 'utf8')).toMatch(new RegExp(`^${DEV_VAULT_KEYS}/?$`, 'm'));
+});
 
 function kubectlKustomize(dir: string): Promise<string> {
   return new Promise((done, fail) => {
@@ -187,12 +233,18 @@ function validate(objects: K8sObject[], where: string): void {
 
 const podTemplate = (object: K8sObject) => (object.spec as { template: PodTemplate }).template;
 
-/** A workload's own container (the one named like it). */
-function containerOf(objects: K8sObject[], kind: string, name: string): { template: PodTemplate; container: Container } {
-  const workload = objects.find((object) => object.kind === kind && object.metadata.name === name);
+/** Every container of a pod: its app containers and its init containers (sidecars among them). */
+const allContainers = (template: PodTemplate) => [...(template.spec.initContainers ?? []), ...template.spec.containers];
+
+/** The workload whose pods run `app`: its own, or the one it is a sidecar of. */
+const hostOf = (app: string) => SIDECAR_OF[app as keyof typeof SIDECAR_OF] ?? app;
+
+/** A workload's container named `name` (its own app's, or a sidecar's). */
+function containerOf(objects: K8sObject[], kind: string, workloadName: string, name = workloadName): { template: PodTemplate; container: Container } {
+  const workload = objects.find((object) => object.kind === kind && object.metadata.name === workloadName);
   const template = workload && podTemplate(workload);
-  const container = template?.spec.containers.find((candidate) => candidate.name === name);
-  if (!template || !container) throw new Error(`no ${kind} ${name} with a container ${name}`);
+  const container = template && allContainers(template).find((candidate) => candidate.name === name);
+  if (!template || !container) throw new Error(`no ${kind} ${workloadName} with a container ${name}`);
   return { template, container };
 }
 
@@ -208,7 +260,7 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
 
   const find = (kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name);
   const ofKind = (kind: string) => objects.filter((object) => object.kind === kind);
-  const appContainer = (app: string) => containerOf(objects, 'Deployment', app).container;
+  const appContainer = (app: string) => containerOf(objects, 'Deployment', hostOf(app), app).container;
   /**
    * The ConfigMaps and Secrets a container takes its environment from, merged in order (a Secret provided
    * out of band is absent here: its name is referenced, its data unknown).
@@ -245,7 +297,20 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
   });
 
   describe.each(APPS.map(({ app, portKey }) => [app, portKey] as const))('%s', (app, portKey) => {
-    it('has a Deployment, a Service, a HorizontalPodAutoscaler on that Deployment and a PodDisruptionBudget for its pods', () => {
+    const host = hostOf(app);
+
+    it('has a Deployment, a Service, a HorizontalPodAutoscaler on that Deployment and a PodDisruptionBudget for its pods (a sidecar: those of its host)', () => {
+      if (host !== app) {
+        // One per pod of its host, scaled, disrupted and served with it: nothing of its own.
+        for (const kind of ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']) {
+          expect({ kind, own: find(kind, app) }).toEqual({ kind, own: undefined });
+        }
+        const template = podTemplate(find('Deployment', host) as K8sObject);
+        // A native sidecar: started (and ready) before the app containers, stopped after them.
+        expect(template.spec.initContainers?.find((container) => container.name === app)?.restartPolicy).toBe('Always');
+        expect(template.spec.containers.map((container) => container.name)).not.toContain(app);
+        return;
+      }
       const deployment = find('Deployment', app);
       expect(deployment).toBeDefined();
       const podLabels = podTemplate(deployment as K8sObject).metadata.labels;
@@ -289,8 +354,13 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       expect({ path: container.livenessProbe?.httpGet?.path, port: resolvePort(container.livenessProbe?.httpGet?.port) }).toEqual({ path: routes.live, port });
       expect({ path: container.readinessProbe?.httpGet?.path, port: resolvePort(container.readinessProbe?.httpGet?.port) }).toEqual({ path: routes.ready, port });
 
-      const servicePorts = (find('Service', app)?.spec as { ports: { targetPort: string | number }[] }).ports;
-      expect(servicePorts.map((entry) => resolvePort(entry.targetPort))).toEqual([port]);
+      // The Service of its pods names this port once (the host's Service also names its sidecar's).
+      const servicePorts = (find('Service', host)?.spec as { ports: { targetPort: string | number }[] }).ports;
+      expect(servicePorts.filter((entry) => resolvePort(entry.targetPort) === port)).toHaveLength(1);
+      const podPorts = allContainers(podTemplate(find('Deployment', host) as K8sObject)).flatMap((candidate) => candidate.ports ?? []);
+      for (const entry of servicePorts) {
+        expect(podPorts.some((candidate) => candidate.name === entry.targetPort || candidate.containerPort === entry.targetPort)).toBe(true);
+      }
     });
 
     it('takes its configuration from rendered ConfigMaps and only its own Secret, with names the apps read only, and never migrates', () => {
@@ -316,10 +386,11 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     });
 
     it('mounts its own NATS credentials Secret, read-only, at NATS_CREDS_DIR, and no other', async () => {
-      const { template, container } = containerOf(objects, 'Deployment', app);
+      const { template, container } = containerOf(objects, 'Deployment', host, app);
       const credsDir = loadConfig(environmentOf(container).config).natsCredsDir;
       expect(credsDir).toEqual(expect.any(String));
-      const secretVolumes = (template.spec.volumes ?? []).filter((volume) => volume.secret?.secretName.startsWith('nats-'));
+      const mounted = new Set((container.volumeMounts ?? []).map((mount) => mount.name));
+      const secretVolumes = (template.spec.volumes ?? []).filter((volume) => mounted.has(volume.name) && volume.secret?.secretName.startsWith('nats-'));
       expect(secretVolumes).toHaveLength(1);
       const [volume] = secretVolumes;
       expect({ app, own: isSecretNamed(volume.secret?.secretName ?? '', `nats-creds-${app}`) }).toEqual({ app, own: true });
@@ -337,7 +408,7 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     });
 
     it('drains within its grace period, runs with requests and a memory limit, and spreads over nodes and zones', () => {
-      const deployment = find('Deployment', app) as K8sObject;
+      const deployment = find('Deployment', host) as K8sObject;
       const template = podTemplate(deployment);
       const container = appContainer(app);
       const preStop = container.lifecycle?.preStop?.exec?.command ?? [];
@@ -347,8 +418,8 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
       expect(container.securityContext?.capabilities?.drop).toEqual(['ALL']);
       if (app !== 'runs') {
-        // Only runs needs root, for its shell sandbox (below).
-        expect(template.spec.securityContext?.runAsNonRoot).toBe(true);
+        // Only runs needs root, for its shell sandbox (below); a sidecar of its pod says otherwise for itself.
+        expect(container.securityContext?.runAsNonRoot ?? template.spec.securityContext?.runAsNonRoot).toBe(true);
         expect(container.securityContext?.capabilities?.add).toBeUndefined();
       }
       expect(container.resources?.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
@@ -385,8 +456,10 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     const workloads = [...ofKind('Deployment'), ...ofKind('Job')].filter((object) => object.metadata.labels?.['app.kubernetes.io/part-of'] === 'interns');
     const readers = new Map<string, string[]>();
     for (const workload of workloads) {
-      for (const container of podTemplate(workload).spec.containers) {
-        for (const name of environmentOf(container).secretNames) readers.set(name, [...(readers.get(name) ?? []), workload.metadata.name]);
+      // Per container: a sidecar is a process of its own, with a Secret of its own.
+      for (const container of allContainers(podTemplate(workload))) {
+        const reader = `${workload.metadata.name}/${container.name}`;
+        for (const name of environmentOf(container).secretNames) readers.set(name, [...(readers.get(name) ?? []), reader]);
       }
     }
     expect([...readers.values()].filter((names) => names.length > 1)).toEqual([]);
@@ -409,12 +482,98 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     expect([...(container.securityContext?.capabilities?.add ?? [])].sort()).toEqual([...RUNS_SANDBOX_CAPABILITIES].sort());
 
     const settings = loadConfig({ ...config, ...secretData });
-    expect(settings).toMatchObject({ runtimeSandbox: 'bwrap', runtimeNetwork: 'none' });
+    expect(settings).toMatchObject({ runtimeSandbox: 'bwrap', runtimeNetwork: 'egress' });
     // Interns' uids must exist in the pod's user namespace, which maps ids 0-65535.
     expect(settings.sandboxUidBase).toBeGreaterThan(1000);
     expect(settings.sandboxUidBase).toBeLessThanOrEqual(65535 - 50000);
     expect(Object.keys(config)).not.toContain('KEYS_DIR');
     expect((container.env ?? []).map((entry) => entry.name)).not.toContain('KEYS_DIR');
+  });
+
+  it("runs the egress proxy beside runs: the socket directory at one path in both, the vault's key in egress alone, no root", async () => {
+    const { template, container: runs } = containerOf(objects, 'Deployment', 'runs');
+    const egress = appContainer('egress');
+    const socketDir = loadConfig(environmentOf(egress).config).egressSocketDir;
+    const mountHolding = (container: Container) =>
+      (container.volumeMounts ?? []).find((mount) => socketDir === mount.mountPath || socketDir.startsWith(`${mount.mountPath}/`));
+    const [inEgress, inRuns] = [mountHolding(egress), mountHolding(runs)];
+    // The same volume at the same path: runs hands over and binds the very path egress answers with.
+    expect(inEgress).toBeDefined();
+    expect({ name: inRuns?.name, mountPath: inRuns?.mountPath }).toEqual({ name: inEgress?.name, mountPath: inEgress?.mountPath });
+    expect(template.spec.volumes?.find((volume) => volume.name === inEgress?.name)?.emptyDir).toBeDefined();
+
+    // Only egress can open a secret's value; runs hosts tenant code.
+    if (overlay === 'dev') {
+      // vault-key's pair, as written: lifecycle's public key and egress's private key are one pair.
+      const masterKey = environmentOf(egress).secretData.VAULT_MASTER_KEY ?? '';
+      const publicKey = environmentOf(appContainer('lifecycle')).secretData.VAULT_PUBLIC_KEY ?? '';
+      expect(masterKey).toBe(await devVaultKeyFile('VAULT_MASTER_KEY'));
+      expect(publicKey).toBe(await devVaultKeyFile('VAULT_PUBLIC_KEY'));
+      const master = JSON.parse(masterKey) as { kty?: string; crv?: string; x?: string; d?: string };
+      expect(master).toMatchObject({ kty: 'OKP', crv: 'X25519', x: expect.any(String), d: expect.any(String) });
+      expect(JSON.parse(publicKey)).toEqual({ kty: 'OKP', crv: 'X25519', x: master.x });
+    }
+    for (const other of APPS.map(({ app }) => app).filter((app) => app !== 'egress')) {
+      const { config, secretData } = environmentOf(appContainer(other));
+      expect({ other, masterKey: Object.keys({ ...config, ...secretData }).includes('VAULT_MASTER_KEY') }).toEqual({ other, masterKey: false });
+    }
+    // Not the pod's root: the image user under the runtime's default profile, with no capability.
+    expect(egress.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(egress.securityContext?.capabilities).toEqual({ drop: ['ALL'] });
+    expect(egress.securityContext?.procMount).toBeUndefined();
+    // Its KEYS_DIR (the egress CA) is on no volume runs mounts, and it never sees the workspaces.
+    const runsVolumes = new Set((runs.volumeMounts ?? []).map((mount) => mount.name));
+    const keysDir = loadConfig(environmentOf(egress).config).keysDir;
+    const keysMount = (egress.volumeMounts ?? [])
+      .filter((mount) => keysDir.startsWith(`${mount.mountPath}/`))
+      .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+    expect(keysMount).toBeDefined();
+    expect(runsVolumes.has(keysMount?.name ?? '')).toBe(false);
+    const claims = new Set((template.spec.volumes ?? []).filter((volume) => volume.persistentVolumeClaim).map((volume) => volume.name));
+    expect((egress.volumeMounts ?? []).filter((mount) => claims.has(mount.name))).toEqual([]);
+  });
+
+  it('bounds where the runs pods connect: DNS, NATS, PostgreSQL, and public addresses on the egress ports only', () => {
+    interface Peer {
+      ipBlock?: { cidr: string; except?: string[] };
+      podSelector?: { matchLabels?: Record<string, string> };
+      namespaceSelector?: Record<string, unknown>;
+    }
+    interface Rule {
+      to?: Peer[];
+      ports?: { protocol?: string; port: number }[];
+    }
+    const policies = ofKind('NetworkPolicy').filter((policy) =>
+      matches((policy.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels, podTemplate(find('Deployment', 'runs') as K8sObject).metadata.labels),
+    );
+    expect(policies).toHaveLength(1);
+    const spec = policies[0].spec as { policyTypes: string[]; egress: Rule[] };
+    expect(spec.policyTypes).toContain('Egress');
+    const portsOf = (rule: Rule) => (rule.ports ?? []).map((entry) => `${entry.protocol ?? 'TCP'}/${entry.port}`).sort();
+    // Every rule names its ports: nothing is open on every port.
+    for (const rule of spec.egress) expect(portsOf(rule).length).toBeGreaterThan(0);
+
+    const dns = spec.egress.find((rule) => portsOf(rule).includes('UDP/53'));
+    expect(dns?.to?.every((peer) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns')).toBe(true);
+
+    const { config } = environmentOf(appContainer('runs'));
+    const settings = loadConfig({ ...config, ...environmentOf(appContainer('runs')).secretData });
+    const infrastructure = [new URL(settings.natsUrl), new URL(settings.databaseUrl)].map((url) => `TCP/${url.port}`);
+    for (const port of infrastructure) expect({ port, open: spec.egress.some((rule) => portsOf(rule).includes(port)) }).toEqual({ port, open: true });
+
+    // The egress ports go to public addresses only: private, shared, link-local and loopback ranges excepted.
+    const egressPorts = (environmentOf(appContainer('egress')).config.EGRESS_PORTS ?? '').split(',').map((port) => `TCP/${port.trim()}`).sort();
+    const publicRule = spec.egress.find((rule) => rule.to?.some((peer) => peer.ipBlock?.cidr === '0.0.0.0/0'));
+    expect(portsOf(publicRule ?? {})).toEqual(egressPorts);
+    const blocks = (publicRule?.to ?? []).map((peer) => peer.ipBlock);
+    expect(blocks.find((block) => block?.cidr === '0.0.0.0/0')?.except).toEqual(
+      expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']),
+    );
+    expect(blocks.find((block) => block?.cidr === '::/0')?.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128']));
+    // No other rule reaches everywhere on those ports.
+    for (const rule of spec.egress.filter((candidate) => candidate !== publicRule && candidate.to === undefined)) {
+      expect(portsOf(rule).filter((port) => egressPorts.includes(port))).toEqual([]);
+    }
   });
 
   it('gives lifecycle a signing key from the Secret whenever it may run more than one replica', () => {
@@ -515,7 +674,11 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
   } else {
     it('runs no NATS or PostgreSQL of its own and points at external ones', () => {
       const workloads = objects.filter((object) => ['Deployment', 'StatefulSet', 'DaemonSet'].includes(object.kind));
-      expect(workloads.map((object) => object.metadata.name).sort()).toEqual(APPS.map(({ app }) => app).sort());
+      expect(workloads.map((object) => object.metadata.name).sort()).toEqual(
+        APPS.filter(({ app }) => hostOf(app) === app)
+          .map(({ app }) => app)
+          .sort(),
+      );
       expect(find('Service', 'nats')).toBeUndefined();
       expect(find('Service', 'postgres')).toBeUndefined();
       const natsHost = new URL(loadConfig(environmentOf(appContainer('runs')).config).natsUrl).hostname;
@@ -534,6 +697,8 @@ describe.each(OVERLAYS)('the runs components over overlay %s (clusters that cann
     expect(template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
     expect(template.spec.securityContext?.appArmorProfile).toBeUndefined();
     expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    // The egress sidecar keeps its own: the component changes the runs container only.
+    expect(containerOf(objects, 'Deployment', 'runs', 'egress').container.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
   });
 
   it('runs-in-vm: runs in a VM runtime class, privileged inside the VM only, without a pod user namespace', async () => {
@@ -544,6 +709,7 @@ describe.each(OVERLAYS)('the runs components over overlay %s (clusters that cann
     expect(template.spec.hostUsers).toBeUndefined();
     // The API refuses privileged together with allowPrivilegeEscalation: false, and procMount needs hostUsers: false.
     expect(container.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
+    expect(containerOf(objects, 'Deployment', 'runs', 'egress').container.securityContext?.privileged).toBeUndefined();
     for (const other of ['gateway', 'lifecycle', 'analytics']) {
       expect({ other, runtimeClassName: containerOf(objects, 'Deployment', other).template.spec.runtimeClassName }).toEqual({ other, runtimeClassName: undefined });
     }

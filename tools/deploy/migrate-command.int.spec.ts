@@ -21,6 +21,7 @@ const APPS = [
   { app: 'runs', schema: 'runs', portVariable: 'RUNS_PORT' },
   { app: 'analytics', schema: 'analytics', portVariable: 'ANALYTICS_PORT' },
   { app: 'webhooks', schema: 'webhooks', portVariable: 'WEBHOOKS_PORT' },
+  { app: 'egress', schema: 'egress', portVariable: 'EGRESS_PORT' },
 ] as const;
 
 /** Generous: the machine is shared and each node start loads the whole app. */
@@ -86,7 +87,7 @@ describe('migrate command', () => {
     async () => {
       const db = await freshDatabase();
       const env = { DATABASE_URL: db.url };
-      // All four at once, as the migrations container may be run beside a service that migrates itself.
+      // All at once, as the migrations container may be run beside a service that migrates itself.
       const first = await Promise.all(APPS.map(({ app }) => runNode(appEntry(app), ['migrate'], env)));
       for (const [index, { app, schema }] of APPS.entries()) {
         const result = first[index];

@@ -13,6 +13,7 @@ describe('test preflight', () => {
     await writeFile(join(tools, 'prlimit'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(join(tools, 'kubectl'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(join(tools, 'mkfs.ext4'), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(join(tools, 'socat'), '#!/bin/sh\n', { mode: 0o755 });
     // Present but not executable: does not count.
     await writeFile(join(tools, 'bwrap'), '#!/bin/sh\n', { mode: 0o644 });
   });
@@ -27,6 +28,7 @@ describe('test preflight', () => {
       'bubblewrap is not installed: apt-get install -y bubblewrap',
       'util-linux is not installed: apt-get install -y util-linux',
       'e2fsprogs is not installed: apt-get install -y e2fsprogs',
+      'socat is not installed: apt-get install -y socat',
       notInstalled(KUBECTL),
     ]);
     expect(missingPrerequisites([empty, tools].join(delimiter))).toEqual(['bubblewrap is not installed: apt-get install -y bubblewrap']);
@@ -43,7 +45,7 @@ describe('test preflight', () => {
     const sandboxTools = await mkdtemp(join(tmpdir(), 'interns-preflight-sandbox-'));
     const path = process.env.PATH;
     try {
-      for (const command of ['bwrap', 'prlimit', 'mkfs.ext4']) await writeFile(join(sandboxTools, command), '#!/bin/sh\n', { mode: 0o755 });
+      for (const command of ['bwrap', 'prlimit', 'mkfs.ext4', 'socat']) await writeFile(join(sandboxTools, command), '#!/bin/sh\n', { mode: 0o755 });
       process.env.PATH = sandboxTools;
       expect(() => preflight()).toThrow(new Error(notInstalled(KUBECTL)));
     } finally {
@@ -58,7 +60,7 @@ describe('test preflight', () => {
   });
 
   it('passes on this machine, which has what the README names', () => {
-    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'e2fsprogs', 'kubectl']);
+    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'e2fsprogs', 'socat', 'kubectl']);
     expect(() => preflight()).not.toThrow();
   });
 });

@@ -34,13 +34,14 @@ export const KUBECTL: Prerequisite = {
 };
 
 /**
- * The runs service starts every shell command as `prlimit ... bwrap ...` and makes each workspace an ext4 image
- * (apps/runs/src/runtime); then kubectl.
+ * The runs service starts every shell command as `prlimit ... bwrap ...`, makes each workspace an ext4 image and
+ * bridges the egress proxy into each sandbox with socat (apps/runs/src/runtime); then kubectl.
  */
 export const PREREQUISITES: readonly Prerequisite[] = [
   debianPackage('bwrap', 'bubblewrap'),
   debianPackage('prlimit', 'util-linux'),
   debianPackage('mkfs.ext4', 'e2fsprogs'),
+  debianPackage('socat', 'socat'),
   KUBECTL,
 ];
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -251,6 +251,65 @@ describe('admin command', () => {
     const opener = await VaultOpener.load({ masterKey: pair.master_key, keysDir: '/nonexistent', nodeEnv: 'production' });
     expect(await opener.open(await sealer.seal('value', 'name'), 'name')).toBe('value');
     expect((await admin('vault-key')).stdout).not.toBe(run.stdout);
+  });
+
+  describe('vault-key --dir', () => {
+    const mode = async (path: string) => (await stat(path)).mode & 0o777;
+
+    it('writes the pair as VAULT_MASTER_KEY (0600) and VAULT_PUBLIC_KEY (0644) in a new 0700 directory, never printing the master key', async () => {
+      const keys = join(dir, 'vault-keys-new', 'keys');
+      const report = json(await admin('vault-key', '--dir', keys));
+      const masterFile = join(keys, 'VAULT_MASTER_KEY');
+      const publicFile = join(keys, 'VAULT_PUBLIC_KEY');
+      const masterKey = await readFile(masterFile, 'utf8');
+      const publicKey = await readFile(publicFile, 'utf8');
+      expect(report).toEqual({ dir: keys, master_key_file: masterFile, public_key_file: publicFile, public_key: publicKey, kept: false });
+      expect(JSON.stringify(report)).not.toContain((JSON.parse(masterKey) as { d: string }).d);
+      expect({ dir: await mode(keys), master: await mode(masterFile), public: await mode(publicFile) }).toEqual({ dir: 0o700, master: 0o600, public: 0o644 });
+      // Just the JWK (a kustomize `files:` value is the content verbatim): no trailing newline.
+      expect(masterKey).toBe(masterKey.trim());
+      expect(publicKey).toBe(publicKey.trim());
+      const master = JSON.parse(masterKey) as { kty: string; crv: string; x: string; d: string };
+      expect(master).toMatchObject({ kty: 'OKP', crv: 'X25519', d: expect.any(String) });
+      expect(JSON.parse(publicKey)).toEqual({ kty: 'OKP', crv: 'X25519', x: master.x });
+      const sealer = await VaultSealer.load({ masterKey: null, publicKey, keysDir: '/nonexistent', nodeEnv: 'production' });
+      const opener = await VaultOpener.load({ masterKey, keysDir: '/nonexistent', nodeEnv: 'production' });
+      expect(await opener.open(await sealer.seal('value', 'name'), 'name')).toBe('value');
+    });
+
+    it('keeps a pair already there when run again', async () => {
+      const keys = join(dir, 'vault-keys-rerun');
+      const first = json(await admin('vault-key', '--dir', keys));
+      const masterKey = await readFile(join(keys, 'VAULT_MASTER_KEY'), 'utf8');
+      const again = json(await admin('vault-key', '--dir', keys));
+      expect(again).toEqual({ ...first, kept: true });
+      expect(await readFile(join(keys, 'VAULT_MASTER_KEY'), 'utf8')).toBe(masterKey);
+      expect(await readFile(join(keys, 'VAULT_PUBLIC_KEY'), 'utf8')).toBe(first.public_key);
+    });
+
+    it('refuses half a pair, or two files that are not one pair', async () => {
+      const keys = join(dir, 'vault-keys-half');
+      json(await admin('vault-key', '--dir', keys));
+      await rm(join(keys, 'VAULT_PUBLIC_KEY'));
+      expect(failure(await admin('vault-key', '--dir', keys))).toBe(
+        `error: vault-key: ${keys} holds VAULT_MASTER_KEY but not VAULT_PUBLIC_KEY: half a pair; restore VAULT_PUBLIC_KEY, or delete VAULT_MASTER_KEY to generate a new pair (values sealed to the old one are lost)`,
+      );
+      await expect(readFile(join(keys, 'VAULT_PUBLIC_KEY'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+
+      const other = join(dir, 'vault-keys-public-only');
+      json(await admin('vault-key', '--dir', other));
+      await rm(join(other, 'VAULT_MASTER_KEY'));
+      expect(failure(await admin('vault-key', '--dir', other))).toMatch(/holds VAULT_PUBLIC_KEY but not VAULT_MASTER_KEY: half a pair/);
+      await expect(readFile(join(other, 'VAULT_MASTER_KEY'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+
+      // The other pair's public key beside this master key: two files, but not one pair.
+      await writeFile(join(keys, 'VAULT_PUBLIC_KEY'), await readFile(join(other, 'VAULT_PUBLIC_KEY'), 'utf8'));
+      expect(failure(await admin('vault-key', '--dir', keys))).toMatch(/VAULT_PUBLIC_KEY is not the public key of .*VAULT_MASTER_KEY$/);
+    });
+
+    it('rejects unknown flags', async () => {
+      expect(failure(await admin('vault-key', '--out', 'x'))).toMatch(/^error: vault-key: Unknown option '--out'/);
+    });
   });
 
   it('rejects unknown and missing commands', async () => {

@@ -21,7 +21,7 @@ export const USAGE = [
   '  audit --intern <intern_id>',
   '  nats-setup --dir <dir> [--prefix <prefix>] [--store-dir <path>] [--split]',
   '  db-setup',
-  '  vault-key',
+  '  vault-key [--dir <dir>]',
 ].join('\n');
 
 export interface AdminIo {
@@ -63,8 +63,7 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
         parseDbSetupArgs(args);
         return await runDbSetup(config);
       case 'vault-key':
-        parseVaultKeyArgs(args);
-        return await runVaultKey();
+        return await runVaultKey(parseVaultKeyArgs(args));
     }
   } finally {
     await resources.close();

@@ -201,7 +201,7 @@ describe('npm start (built launcher)', () => {
     it('are JSON lines when stdout is not a terminal', async () => {
       const result = await runLauncher(env);
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/^(lifecycle|runs|analytics|webhooks|gateway) exited \(1\); stopping the others$/m);
+      expect(result.stderr).toMatch(/^(lifecycle|egress|runs|analytics|webhooks|gateway) exited \(1\); stopping the others$/m);
       const lines = logLines(result.stdout);
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: expect.any(String), service: expect.any(String) });
@@ -212,7 +212,7 @@ describe('npm start (built launcher)', () => {
       const result = await runLauncher({ ...env, LOG_FORMAT: 'pretty' });
       expect(result.code).toBe(1);
       const lines = logLines(result.stdout);
-      expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] FATAL: (lifecycle|runs|analytics|webhooks|gateway) .*failed to start/));
+      expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] FATAL: (lifecycle|egress|runs|analytics|webhooks|gateway) .*failed to start/));
       expect(result.stdout).toContain('interns_start_spec_bad_level');
       expect(lines.filter((line) => line.startsWith('{"level"'))).toEqual([]);
     }, 60_000);

@@ -1,5 +1,5 @@
 /**
- * `npm start`: runs gateway, lifecycle, runs, analytics and webhooks as separate processes in the foreground.
+ * `npm start`: runs gateway, lifecycle, runs, analytics, webhooks and egress as separate processes in the foreground.
  * First it checks that PostgreSQL and NATS answer (one line naming what is missing, exit 1), then, as the
  * database owner (MIGRATIONS_DATABASE_URL, else DATABASE_URL), creates the database if missing and each
  * service's role (`admin db-setup`). Each service applies its own schema's migrations as the owner
@@ -16,7 +16,7 @@ import { runDbSetup } from './commands/db-setup.command';
 import { infrastructurePreflight } from './launcher/infrastructure-preflight';
 import { chooseLogFormat, colorsFor, type LogFormat, prettifyLines } from './launcher/log-format';
 
-const SERVICES = ['lifecycle', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
+const SERVICES = ['lifecycle', 'egress', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
 const appsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STOP_GRACE_MS = 10000;
 

@@ -24,6 +24,7 @@ import { ServiceClient } from './service.client';
 import { WebhooksHttpController } from './webhooks/webhooks.http.controller';
 import { VaultHttpController } from './vault/vault.http.controller';
 import { EgressPolicyHttpController } from './egress/egress-policy.http.controller';
+import { EgressLogHttpController } from './egress/egress-log.http.controller';
 
 /**
  * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
@@ -42,6 +43,7 @@ export class GatewayModule {
       controllers: [
         InternsHttpController,
         EgressPolicyHttpController,
+        EgressLogHttpController,
         ChatHttpController,
         RunsHttpController,
         AnalyticsHttpController,

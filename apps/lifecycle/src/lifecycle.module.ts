@@ -55,7 +55,7 @@ export class LifecycleModule {
       lease: new LeaderLease(dataSource, PROCESS_MANAGER_LOCK),
       streams,
       installs,
-      driver: new RuntimeDriverClient(nc, subjects.runs, config.archiveTimeoutMs),
+      driver: new RuntimeDriverClient(nc, subjects.runs, config.archiveTimeoutMs, subjects.egress.purgeLog),
       signal,
       concurrency: config.provisionConcurrency,
       concurrencyPerWorkspace: config.provisionConcurrencyPerWorkspace,

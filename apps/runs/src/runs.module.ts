@@ -79,7 +79,7 @@ export class RunsModule {
       { bytes: config.workspaceQuotaBytes, inodes: config.workspaceQuotaInodes },
       new PostgresWorkspaceDiskLeases(dataSource),
     );
-    const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir), disks);
+    const shell = shellRunnerFor(config, dataSource, LocalRuntimeDriver.workspacesDirOf(config.dataDir), disks, nc, subjects);
     const driver = new LocalRuntimeDriver({
       disks,
       dataDir: config.dataDir,

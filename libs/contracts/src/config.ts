@@ -26,6 +26,8 @@ export interface PlatformConfig {
   analyticsPort: number;
   /** The webhooks service's health and metrics port (CONTRACT section 13). */
   webhooksPort: number;
+  /** The egress proxy's health and metrics port (interface section 19). */
+  egressPort: number;
   publicHost: string;
   internDomain: string;
   dataDir: string;
@@ -108,7 +110,10 @@ export interface PlatformConfig {
   shellOutputLimitBytes: number;
   /** RUNTIME_SANDBOX: `bwrap` (default) runs every shell command in a bubblewrap sandbox; `off` is for development only. */
   runtimeSandbox: RuntimeSandboxName;
-  /** RUNTIME_NETWORK: what a sandboxed command may reach; `none` (the only mode) gives it no network at all. */
+  /**
+   * RUNTIME_NETWORK: what a sandboxed command may reach. `egress` (default): only the egress proxy, through a unix
+   * socket bound into its sandbox (interface section 19); `none`: no network at all.
+   */
   runtimeNetwork: RuntimeNetworkName;
   /** Processes one intern's sandboxed commands may have at once (RLIMIT_NPROC of the intern's own uid). */
   shellMaxProcesses: number;
@@ -178,6 +183,20 @@ export interface PlatformConfig {
   vaultPublicKey: string | null;
   /** Endpoints one workspace may have; bounds the delivery work one caller can ask for. */
   webhookEndpointsPerWorkspace: number;
+  /** EGRESS_SOCKET_DIR: where the egress proxy's per-command unix sockets are made (shared by runs and egress); `<DATA_DIR>/egress`. */
+  egressSocketDir: string;
+  /** EGRESS_PORTS as given (the egress service parses and checks it): the ports a request may go to; unset: 443 and 80. */
+  egressPorts: string | null;
+  /** EGRESS_RESOLVE as given (development and tests; the egress service parses it): `host:address,...`. */
+  egressResolve: string | null;
+  /** EGRESS_ALLOW_PRIVATE as given (`true`/`false`; the egress service checks it, refusing `true` in production). */
+  egressAllowPrivate: string | null;
+  /** EGRESS_BYTES_PER_RUN: bytes in and out one run may move through the proxy (1 GiB). */
+  egressBytesPerRun: number;
+  /** EGRESS_CONNECTIONS_PER_INTERN: connections to the proxy one intern may hold open at once (64). */
+  egressConnectionsPerIntern: number;
+  /** EGRESS_LOG_RETENTION_MS: how long an egress log entry is kept (30 days). */
+  egressLogRetentionMs: number;
   /** Deliveries one webhooks replica attempts at once. */
   webhookDeliveryConcurrency: number;
 }
@@ -195,8 +214,8 @@ export type WorkspaceDiskName = (typeof WORKSPACE_DISK_NAMES)[number];
 export const RUNTIME_SANDBOX_NAMES = ['bwrap', 'off'] as const;
 export type RuntimeSandboxName = (typeof RUNTIME_SANDBOX_NAMES)[number];
 
-/** RUNTIME_NETWORK values: `none` is the only one; egress would need a filtering proxy the platform does not have. */
-export const RUNTIME_NETWORK_NAMES = ['none'] as const;
+/** RUNTIME_NETWORK values: `egress` (the proxy is a sandbox's only way out) or `none` (no network at all). */
+export const RUNTIME_NETWORK_NAMES = ['egress', 'none'] as const;
 export type RuntimeNetworkName = (typeof RUNTIME_NETWORK_NAMES)[number];
 
 /** OTEL_TRACES_EXPORTER values: `otlp` is OTLP over HTTP (JSON), `console` prints finished spans. */
@@ -324,6 +343,7 @@ export function loadConfig(env: Env): PlatformConfig {
     runsPort: intFrom(env, 'RUNS_PORT', 8082),
     analyticsPort: intFrom(env, 'ANALYTICS_PORT', 8083),
     webhooksPort: intFrom(env, 'WEBHOOKS_PORT', 8084),
+    egressPort: intFrom(env, 'EGRESS_PORT', 8085),
     publicHost: stringFrom(env, 'PUBLIC_HOST', 'localhost'),
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
     dataDir,
@@ -368,7 +388,7 @@ export function loadConfig(env: Env): PlatformConfig {
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),
     shellOutputLimitBytes: positiveIntFrom(env, 'SHELL_OUTPUT_LIMIT_BYTES', 65536),
     runtimeSandbox,
-    runtimeNetwork: oneOf(env, 'RUNTIME_NETWORK', RUNTIME_NETWORK_NAMES, 'none'),
+    runtimeNetwork: oneOf(env, 'RUNTIME_NETWORK', RUNTIME_NETWORK_NAMES, 'egress'),
     shellMaxProcesses: positiveIntFrom(env, 'SHELL_MAX_PROCESSES', 64),
     shellMemoryBytes: positiveIntFrom(env, 'SHELL_MEMORY_BYTES', 536870912),
     internMemoryBytes: positiveIntFrom(env, 'INTERN_MEMORY_BYTES', 1073741824),
@@ -401,6 +421,13 @@ export function loadConfig(env: Env): PlatformConfig {
     vaultMasterKey: optionalFrom(env, 'VAULT_MASTER_KEY'),
     vaultPublicKey: optionalFrom(env, 'VAULT_PUBLIC_KEY'),
     webhookDeliveryConcurrency: positiveIntFrom(env, 'WEBHOOK_DELIVERY_CONCURRENCY', 8),
+    egressSocketDir: stringFrom(env, 'EGRESS_SOCKET_DIR', `${dataDir.replace(/\/+$/, '')}/egress`),
+    egressPorts: optionalFrom(env, 'EGRESS_PORTS'),
+    egressResolve: optionalFrom(env, 'EGRESS_RESOLVE'),
+    egressAllowPrivate: optionalFrom(env, 'EGRESS_ALLOW_PRIVATE'),
+    egressBytesPerRun: positiveIntFrom(env, 'EGRESS_BYTES_PER_RUN', 1073741824),
+    egressConnectionsPerIntern: positiveIntFrom(env, 'EGRESS_CONNECTIONS_PER_INTERN', 64),
+    egressLogRetentionMs: positiveIntFrom(env, 'EGRESS_LOG_RETENTION_MS', 2592000000),
   };
 }
 

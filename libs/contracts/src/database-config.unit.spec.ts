@@ -50,6 +50,7 @@ describe('loadConfig: MIGRATIONS_DATABASE_URL and the roles\' passwords', () => 
       runs: 'r',
       analytics: null,
       webhooks: null,
+      egress: null,
     });
   });
 });

@@ -21,3 +21,4 @@ export * from './integration-event-envelope';
 export * from './vault';
 export * from './hostname';
 export * from './egress';
+export * from './egress-service';

@@ -6,7 +6,7 @@ import { subjectsFor, type ServiceName, type Subjects } from './subjects';
  * subject does not compile until someone decides who calls it. The server of a subject is the service
  * it is namespaced under.
  */
-export const NATS_PROCESSES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'admin'] as const;
+export const NATS_PROCESSES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress', 'admin'] as const;
 export type NatsProcess = (typeof NATS_PROCESSES)[number];
 
 export interface NatsPermissions {
@@ -26,7 +26,7 @@ const PROBE: readonly NatsProcess[] = ['admin'];
 const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   createIntern: ['gateway'],
   updateIntern: ['gateway'],
-  getIntern: ['gateway', 'runs'],
+  getIntern: ['gateway', 'runs', 'egress'],
   listInterns: ['gateway'],
   internOwner: ['admin'],
   internIcon: ['gateway'],
@@ -45,8 +45,9 @@ const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   vaultPut: ['gateway'],
   vaultDelete: ['gateway'],
   vaultCopy: ['gateway'],
-  // The egress proxy that will enforce the policy is not a NATS process yet: it gets its caller entry when it is one.
   egressPolicy: ['gateway'],
+  // The egress proxy asks for the policy and the sealed secrets it enforces and opens.
+  egressContext: ['egress'],
   putEgressPolicy: ['gateway'],
   ping: PROBE,
 };
@@ -84,6 +85,15 @@ const WEBHOOKS_CALLERS: Callers<Subjects['webhooks']> = {
   listEndpoints: ['gateway'],
   listDeliveries: ['gateway'],
 };
+
+const EGRESS_CALLERS: Callers<Subjects['egress']> = {
+  ping: PROBE,
+  log: ['gateway'],
+  purgeLog: ['lifecycle'],
+};
+
+/** Each sandboxed command's listener (`egress.cmd.open-listener.<instance>`): asked by the runs replica that runs it. */
+const LISTENER_CALLERS: readonly NatsProcess[] = ['runs'];
 
 /** Chat frames (`runs.stream.<id>`): published by the run's owner, read by the gateway relaying them. */
 const STREAM_PUBLISHERS: readonly NatsProcess[] = ['runs'];
@@ -159,6 +169,14 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
   requests('runs', subjects.runs, RUNS_CALLERS);
   requests('analytics', subjects.analytics, ANALYTICS_CALLERS);
   requests('webhooks', subjects.webhooks, WEBHOOKS_CALLERS);
+  requests('egress', subjects.egress, EGRESS_CALLERS);
+  for (const subject of [subjects.egress.openListener('*'), subjects.egress.closeListener('*')]) {
+    permissions.egress.subscribe.add(subject);
+    for (const caller of LISTENER_CALLERS) {
+      permissions[caller].publish.add(subject);
+      permissions[caller].subscribe.add(inboxOf(caller));
+    }
+  }
 
   const anyStream = subjects.runs.stream('*');
   for (const process of STREAM_PUBLISHERS) permissions[process].publish.add(anyStream);

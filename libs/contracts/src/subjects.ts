@@ -5,7 +5,7 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integratio
  * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
  * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`.
  */
-export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks'] as const;
+export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export const LIFECYCLE_COMMANDS = {
@@ -45,6 +45,8 @@ export const LIFECYCLE_QUERIES = {
   vaultList: 'vault-list',
   /** An intern's egress policy (interface section 19). */
   egressPolicy: 'egress-policy',
+  /** The egress proxy: an intern's policy and the secrets it may use, sealed. */
+  egressContext: 'egress-context',
   ping: 'ping',
 } as const;
 
@@ -84,6 +86,15 @@ export const ANALYTICS_QUERIES = { ping: 'ping', meta: 'meta', query: 'query' } 
 export const WEBHOOKS_COMMANDS = { createEndpoint: 'create-endpoint', deleteEndpoint: 'delete-endpoint' } as const;
 export const WEBHOOKS_QUERIES = { ping: 'ping', listEndpoints: 'list-endpoints', listDeliveries: 'list-deliveries' } as const;
 
+/** The egress proxy (interface section 19): a listener per sandboxed command, and the egress log. */
+export const EGRESS_COMMANDS = {
+  openListener: 'open-listener',
+  closeListener: 'close-listener',
+  /** Teardown (CONTRACT section 22): a deleted intern's egress log goes. */
+  purgeLog: 'purge-log',
+} as const;
+export const EGRESS_QUERIES = { ping: 'ping', log: 'log' } as const;
+
 export function subjectsFor(prefix: string) {
   const p = assertPrefix(prefix);
   const cmd = (service: ServiceName, name: string) => `${p}.${service}.cmd.${name}`;
@@ -112,6 +123,7 @@ export function subjectsFor(prefix: string) {
       vaultDelete: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultDelete),
       vaultCopy: cmd('lifecycle', LIFECYCLE_COMMANDS.vaultCopy),
       egressPolicy: qry('lifecycle', LIFECYCLE_QUERIES.egressPolicy),
+      egressContext: qry('lifecycle', LIFECYCLE_QUERIES.egressContext),
       putEgressPolicy: cmd('lifecycle', LIFECYCLE_COMMANDS.putEgressPolicy),
       ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
     },
@@ -152,6 +164,17 @@ export function subjectsFor(prefix: string) {
       deleteEndpoint: cmd('webhooks', WEBHOOKS_COMMANDS.deleteEndpoint),
       listEndpoints: qry('webhooks', WEBHOOKS_QUERIES.listEndpoints),
       listDeliveries: qry('webhooks', WEBHOOKS_QUERIES.listDeliveries),
+    },
+    egress: {
+      ping: qry('egress', EGRESS_QUERIES.ping),
+      log: qry('egress', EGRESS_QUERIES.log),
+      /**
+       * Addressed to one egress process (its instance id, in EGRESS_SOCKET_DIR): the one whose sockets the asking runs
+       * replica can bind, the sidecar in its own pod.
+       */
+      openListener: (instance: string) => `${cmd('egress', EGRESS_COMMANDS.openListener)}.${instance}`,
+      closeListener: (instance: string) => `${cmd('egress', EGRESS_COMMANDS.closeListener)}.${instance}`,
+      purgeLog: cmd('egress', EGRESS_COMMANDS.purgeLog),
     },
     /** Integration event subject: `<prefix>.evt.<publishing service>.<type>`, e.g. `interns.evt.runs.run.completed`. */
     integrationEvent: (type: IntegrationEventType) => `${p}.evt.${INTEGRATION_EVENT_TYPES[type].source}.${type}`,

@@ -17,6 +17,7 @@ import {
 } from './intern';
 import { MAX_SESSION_ID_CHARS } from './chat';
 import { RUN_STATUSES, type RunListQuery } from './runs';
+import { EGRESS_LOG_DEFAULT_LIMIT, EGRESS_LOG_MAX_LIMIT, type EgressLogQuery } from './egress-service';
 import { VAULT_LIST_DEFAULT_LIMIT, VAULT_LIST_MAX_LIMIT, VAULT_LIST_MAX_OFFSET, type VaultListQuery } from './vault';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
@@ -176,11 +177,16 @@ function parsePage<S extends string>(query: QueryParameters, known: readonly S[]
     statuses = [...new Set(items)] as S[];
   }
 
+  return { limit, statuses, startingAfter: startingAfterOf(query) };
+}
+
+/** A list's `starting_after`: the cursor as given (the service that issued it judges it), or null when absent. */
+function startingAfterOf(query: QueryParameters): string | null {
   const startingAfter = singleParameter(query, 'starting_after') ?? null;
   if (startingAfter !== null && startingAfter.length === 0) {
     throw new DomainError('invalid_body', 'starting_after is not a valid cursor');
   }
-  return { limit, statuses, startingAfter };
+  return startingAfter;
 }
 
 /** Parses GET /interns query parameters (already percent-decoded). Unknown parameters are ignored. */
@@ -210,6 +216,14 @@ function boundedInteger(query: QueryParameters, key: string, min: number, max: n
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(value >= min && value <= max)) throw new DomainError('invalid_body', `${key} must be an integer ${min}-${max}`);
   return value;
+}
+
+/** Parses GET /interns/{id}/egress/log query parameters (interface section 19). Unknown parameters are ignored. */
+export function parseEgressLogQuery(query: QueryParameters): EgressLogQuery {
+  return {
+    limit: boundedInteger(query, 'limit', 1, EGRESS_LOG_MAX_LIMIT, EGRESS_LOG_DEFAULT_LIMIT),
+    startingAfter: startingAfterOf(query),
+  };
 }
 
 /** Parses GET /vault/secrets (and an intern's) query parameters (interface section 18). Unknown parameters are ignored. */

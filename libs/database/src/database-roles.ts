@@ -13,6 +13,7 @@ export const SERVICE_SCHEMAS: Readonly<Record<ServiceName, string>> = {
   runs: 'runs',
   analytics: 'analytics',
   webhooks: 'webhooks',
+  egress: 'egress',
 };
 
 /**

@@ -42,8 +42,9 @@ describe('EgressProxy: limits and listeners', () => {
     await origin?.close();
   });
 
-  function proxyWith(limits: { bytesPerRun?: number; connectionsPerIntern?: number; idleTimeoutMs?: number }) {
-    const made = newProxy({ ca: egressCa, ports: [origin.port], resolve: new Map([['origin.test', ['127.0.0.1']]]), ...limits });
+  function proxyWith(limits: { bytesPerRun?: number; connectionsPerIntern?: number; idleTimeoutMs?: number; budgetRetentionMs?: number }) {
+    const { budgetRetentionMs, ...setup } = limits;
+    const made = newProxy({ ca: egressCa, ports: [origin.port], resolve: new Map([['origin.test', ['127.0.0.1']]]), ...setup }, { budgetRetentionMs });
     proxies.push(made.proxy);
     return made;
   }
@@ -96,6 +97,30 @@ describe('EgressProxy: limits and listeners', () => {
     const refusedTunnel = await connectThrough(samePort, `origin.test:${origin.port}`);
     expect(refusedTunnel.body).toBe('egress_denied: limit\n');
     expect(origin.requests.map((request) => request.url)).toEqual(['/bytes/1000', '/bytes/50000']);
+  });
+
+  it("keeps a run's budget across its commands: a listener opened after the run's last one closed still counts it", async () => {
+    const { proxy } = proxyWith({ bytesPerRun: 5_000 });
+    const context = fixedContext(POLICY, {}, { runId: 'run-commands' }).context;
+    const first = await proxy.listenTcp(0, context);
+    const spent = await curl(['-x', `http://127.0.0.1:${first.port}`, `http://origin.test:${origin.port}/bytes/6000`]);
+    expect(spent.stdout.length).toBeLessThan(6000);
+    await proxy.close(first.key);
+
+    const next = await proxy.listenTcp(0, context);
+    const refused = await curl(['-x', `http://127.0.0.1:${next.port}`, '-w', ' %{http_code}', `http://origin.test:${origin.port}/`]);
+    expect(refused.stdout).toBe('egress_denied: limit\n 403');
+    expect(proxy.bytesUsed('run-commands')).toBeGreaterThan(5_000);
+  });
+
+  it('forgets a run budgetRetentionMs after its last listener closed', async () => {
+    const { proxy } = proxyWith({ bytesPerRun: 5_000, budgetRetentionMs: 50 });
+    const context = fixedContext(POLICY, {}, { runId: 'run-over' }).context;
+    const only = await proxy.listenTcp(0, context);
+    await curl(['-x', `http://127.0.0.1:${only.port}`, `http://origin.test:${origin.port}/bytes/100`]);
+    expect(proxy.bytesUsed('run-over')).toBeGreaterThan(100);
+    await proxy.close(only.key);
+    await eventually(() => proxy.bytesUsed('run-over') === 0, 2_000);
   });
 
   it('cuts a plain HTTP response that would take the run past its budget', async () => {

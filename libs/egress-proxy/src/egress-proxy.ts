@@ -35,6 +35,8 @@ import { hasIdleConnection, type PinnedTarget, type Track, Upstream, UpstreamErr
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const DEFAULT_RESOLVE_TIMEOUT_MS = 5_000;
+/** Longer than any run lasts between two commands (a model's turn, a question waiting for its answer). */
+const DEFAULT_BUDGET_RETENTION_MS = 6 * 3_600_000;
 
 /** A request's outcome when the proxy answers it itself. */
 interface Refusal {
@@ -49,6 +51,8 @@ interface Refusal {
 class RunBudget {
   used = 0;
   listeners = 0;
+  /** Set while no listener of the run is open: the budget is forgotten when it fires, kept if the run opens another. */
+  expiry: NodeJS.Timeout | null = null;
 
   constructor(private readonly limit: number) {}
 
@@ -144,8 +148,7 @@ export class EgressProxy {
     const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
     for (const socket of listener.sockets) socket.destroy();
     await closed;
-    listener.budget.listeners -= 1;
-    if (listener.budget.listeners === 0) this.budgets.delete(listener.budgetKey);
+    this.release(listener.budgetKey, listener.budget);
     if (listener.socketPath !== null) await unlink(listener.socketPath).catch(() => undefined);
   }
 
@@ -153,7 +156,24 @@ export class EgressProxy {
     await Promise.all([...this.listeners.keys()].map((key) => this.close(key)));
   }
 
-  /** Bytes a run has moved so far (0 once its last listener closed). */
+  /**
+   * One listener less on a budget. A run's budget outlives its last listener by budgetRetentionMs: its commands each
+   * have a listener of their own, one after the other, and all of them count against one budget.
+   */
+  private release(budgetKey: string, budget: RunBudget): void {
+    budget.listeners -= 1;
+    if (budget.listeners > 0) return;
+    if (budgetKey.startsWith('listener:')) {
+      this.budgets.delete(budgetKey);
+      return;
+    }
+    budget.expiry = setTimeout(() => {
+      if (this.budgets.get(budgetKey) === budget && budget.listeners === 0) this.budgets.delete(budgetKey);
+    }, this.options.budgetRetentionMs ?? DEFAULT_BUDGET_RETENTION_MS);
+    budget.expiry.unref();
+  }
+
+  /** Bytes a run has moved so far (0 once its budget was forgotten, budgetRetentionMs after its last listener closed). */
   bytesUsed(runId: string): number {
     return this.budgets.get(`run:${runId}`)?.used ?? 0;
   }
@@ -165,6 +185,10 @@ export class EgressProxy {
     const budget = this.budgets.get(budgetKey) ?? new RunBudget(this.options.bytesPerRun);
     this.budgets.set(budgetKey, budget);
     budget.listeners += 1;
+    if (budget.expiry !== null) {
+      clearTimeout(budget.expiry);
+      budget.expiry = null;
+    }
 
     const server = http.createServer({ requestTimeout: 0, headersTimeout: this.connectTimeoutMs + this.idleTimeoutMs });
     // A terminated tunnel stays open as long as the proxy's idle timeout allows, not Node's 5 s keep-alive default.
@@ -205,8 +229,7 @@ export class EgressProxy {
       });
     } catch (error) {
       this.listeners.delete(key);
-      budget.listeners -= 1;
-      if (budget.listeners === 0) this.budgets.delete(budgetKey);
+      this.release(budgetKey, budget);
       throw error;
     }
     return server;

@@ -61,4 +61,6 @@ export interface EgressProxyOptions {
   idleTimeoutMs?: number;
   /** How long resolving a name may take. */
   resolveTimeoutMs?: number;
+  /** How long a run's byte budget is kept after its last listener closed, for its next command (default 6 h). */
+  budgetRetentionMs?: number;
 }

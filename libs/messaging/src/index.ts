@@ -7,3 +7,4 @@ export * from './session-channel';
 export * from './jetstream-stream';
 export * from './durable-stream-consumer';
 export * from './lean-nats-handler';
+export * from './visible-intern';

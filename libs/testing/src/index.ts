@@ -12,3 +12,4 @@ export * from './openapi-fuzz';
 export * from './raw-http';
 export * from './syscall-probe';
 export * from './test-prefix-ledger';
+export * from './https-origins';

@@ -12,7 +12,7 @@ import { detachMountsBelow } from './mounts';
 import { sendAgainOnEarlyClose } from './http-call';
 
 const run = promisify(execFile);
-export const PLATFORM_SERVICES = ['lifecycle', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
+export const PLATFORM_SERVICES = ['lifecycle', 'egress', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
 export type PlatformService = (typeof PLATFORM_SERVICES)[number];
 
 export interface ApiResponse<T = unknown> {
@@ -75,6 +75,7 @@ export class Platform {
       runs: await freePort(),
       analytics: await freePort(),
       webhooks: await freePort(),
+      egress: await freePort(),
       gateway: await freePort(),
     };
     const env: Record<string, string> = {
@@ -87,6 +88,7 @@ export class Platform {
       RUNS_PORT: String(ports.runs),
       ANALYTICS_PORT: String(ports.analytics),
       WEBHOOKS_PORT: String(ports.webhooks),
+      EGRESS_PORT: String(ports.egress),
       PUBLIC_HOST: 'localhost',
       // The tests mint tokens with `admin oauth-token`, i.e. the local development issuer.
       OIDC_LOCAL_DEV: 'true',

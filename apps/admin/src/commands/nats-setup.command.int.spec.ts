@@ -26,7 +26,7 @@ describe('nats-setup', () => {
     const output = await runNatsSetup(parseNatsSetupArgs(['--dir', join(root, 'nats'), '--prefix', 'acme'], 'interns'));
     const config = await readFile(output.config, 'utf8');
     for (const { nkey } of Object.values(output.users)) expect(config).toContain(`nkey: "${nkey}"`);
-    expect(Object.keys(output.users)).toEqual(['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'admin']);
+    expect(Object.keys(output.users)).toEqual(['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress', 'admin']);
     expect(config).not.toMatch(/^\s*no_auth_user/m);
     expect(config).toContain(`store_dir: "${join(root, 'nats', 'jetstream')}"`);
     const { stderr } = await run(process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server', ['-c', output.config, '-t']);

@@ -109,8 +109,9 @@ it('sees no DATA_DIR, no checkout, no other workspace and no key file', async ()
       '[exit code 2]',
     ].join('\n'),
   );
-  // The whole visible tree: the system's read-only directories and its own workspace, nothing else.
-  expect(await output(attacker, 'ls -a .. | tr "\\n" " "')).toBe('. .. bin dev etc lib lib64 proc sbin tmp usr workspace ');
+  // The whole visible tree: the system's read-only directories, its own workspace, and the egress proxy's socket.
+  expect(await output(attacker, 'ls -a .. | tr "\\n" " "')).toBe('. .. bin dev etc lib lib64 proc run sbin tmp usr workspace ');
+  expect(await output(attacker, 'find /run | sort')).toBe('/run\n/run/egress\n/run/egress/proxy.sock\n');
   // /usr is the host's public, read-only OS tree (CA bundles, libraries); everything else is searched.
   const search = [
     'grep -rl "victim secret" / --exclude-dir=proc --exclude-dir=usr 2>/dev/null',

@@ -21,6 +21,7 @@ import {
   eventually,
   permissionArguments,
   promptBody,
+  query,
   untilRole,
 } from '../testing/chat.fixture';
 import { IDENTITIES, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
@@ -539,6 +540,36 @@ describe("an intern's egress policy", () => {
     await refusedWith(404, 'not_found', internPath(intern, '/egress'), { token: KEYS.aliceOther });
     await refusedWith(415, 'unsupported_media_type', internPath(intern, '/egress'), { method: 'PUT', token: KEYS.alice, raw: '{}' });
     expect((await call(internPath(intern, '/egress'), { token: KEYS.management })).status).toBe(401);
+  });
+});
+
+describe("an intern's egress log", () => {
+  it('answers pages of entries as documented, and refuses as documented', async () => {
+    const intern = await createIntern(platform);
+    expect((await call(internPath(intern, '/egress/log'), { token: KEYS.alice })).body).toEqual({ data: [], has_more: false });
+    // Entries come from the egress proxy's traffic: written here as its sink writes them, one of each kind.
+    await query(
+      platform,
+      `INSERT INTO egress.log (id, intern_id, run_id, at, host, port, method, path, decision, reason, secrets, status, bytes_out, bytes_in) VALUES
+         (gen_random_uuid(), $1, NULL, now(), 'pypi.org', 443, NULL, NULL, 'allowed', NULL, '{}', NULL, 517, 20480),
+         (gen_random_uuid(), $1, $2, now(), 'api.github.com', 443, 'GET', '/user', 'allowed', NULL, '{github_token}', 200, 812, 4096),
+         (gen_random_uuid(), $1, $2, now(), 'example.net', 80, 'POST', '/', 'denied', 'egress_denied: example.net is not in this intern''s egress policy', '{}', NULL, 0, 0)`,
+      [intern, randomUUID()],
+    );
+    const { key } = await platform.admin<{ key: string }>('intern-key', '--intern', intern);
+    const first = await call(internPath(intern, '/egress/log?limit=2'), { token: key });
+    expect({ decisions: first.body.data.map((entry: { decision: string }) => entry.decision), has_more: first.body.has_more }).toEqual({
+      decisions: ['denied', 'allowed'],
+      has_more: true,
+    });
+    const rest = await call(internPath(intern, `/egress/log?starting_after=${encodeURIComponent(first.body.next_cursor)}`), { token: tokens.noVault });
+    expect(rest.body).toEqual({ data: [expect.objectContaining({ host: 'pypi.org', method: null })], has_more: false });
+
+    await refusedWith(400, 'invalid_body', internPath(intern, '/egress/log?limit=501'), { token: KEYS.alice });
+    await refusedWith(400, 'invalid_body', internPath(intern, '/egress/log?starting_after=garbage'), { token: KEYS.alice });
+    await refusedWith(403, 'insufficient_scope', internPath(intern, '/egress/log'), { token: tokens.noInterns });
+    await refusedWith(404, 'not_found', internPath(intern, '/egress/log'), { token: KEYS.aliceOther });
+    expect((await call(internPath(intern, '/egress/log'), { token: KEYS.management })).status).toBe(401);
   });
 });
 

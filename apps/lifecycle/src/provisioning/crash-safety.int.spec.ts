@@ -80,7 +80,7 @@ describe('lifecycle: crash safety of the process manager', () => {
 
     await h.untilGone(alice, intern.id);
     expectNoStepRunTwice(intern.id);
-    expect(countsOf(intern.id)).toEqual({ prepareDisk: 1, boot: 1, health: 1, endRuns: 1, stop: 1, archive: 2, purgeTranscripts: 1, removeDisk: 1 });
+    expect(countsOf(intern.id)).toEqual({ prepareDisk: 1, boot: 1, health: 1, endRuns: 1, stop: 1, archive: 2, purgeTranscripts: 1, purgeEgressLog: 1, removeDisk: 1 });
     const steps = (await h.events(intern.id)).filter((event) => event.type === 'TeardownStepCompleted');
     expect(steps.map((event) => event.data.step)).toEqual([
       'runs_end',

@@ -183,7 +183,7 @@ describe('lifecycle: provisioning and teardown', () => {
     expect(await vaults()).toBe(0);
     expect(await h.sql(`SELECT 1 FROM lifecycle.icons WHERE intern_id = $1`, [intern.id])).toEqual([]);
     const teardown = h.driver.callsOf(intern.id).map((call) => call.op).slice(3);
-    expect(teardown).toEqual(['endRuns', 'stop', 'archive', 'purgeTranscripts', 'removeDisk']);
+    expect(teardown).toEqual(['endRuns', 'stop', 'archive', 'purgeTranscripts', 'purgeEgressLog', 'removeDisk']);
     expect((await h.eventTypes(intern.id)).slice(-7)).toEqual([
       'DeletionRequested',
       'TeardownStepCompleted',

@@ -35,6 +35,8 @@ export class RuntimeDriverClient {
     nc: NatsConnection,
     private readonly subjects: Subjects['runs'],
     private readonly archiveTimeoutMs: number,
+    /** The egress service's purge of a deleted intern's egress log (interface section 19), asked in the same step. */
+    private readonly egressPurgeSubject: string,
   ) {
     this.rpc = new RpcClient(nc);
   }
@@ -70,6 +72,11 @@ export class RuntimeDriverClient {
   /** The intern's transcripts and run chunks (CONTRACT section 22); a long history goes in batches, hence the longer wait. */
   purgeTranscripts(request: RuntimeRequest): Promise<RuntimeStepReply> {
     return this.call(this.subjects.purgeTranscripts, request, FILE_STEP_TIMEOUT_MS);
+  }
+
+  /** The intern's egress log (interface section 19), in batches like the transcripts. */
+  purgeEgressLog(request: RuntimeRequest): Promise<RuntimeStepReply> {
+    return this.call(this.egressPurgeSubject, request, FILE_STEP_TIMEOUT_MS);
   }
 
   private async call<T>(subject: string, request: RuntimeRequest, timeoutMs: number): Promise<RuntimeStepReply<T>> {

@@ -41,10 +41,12 @@ export async function runTeardownStep(
         },
       };
     case 'disk_remove': {
-      // The last step: a deleted intern's transcripts and run chunks go before its teardown completes (CONTRACT
-      // section 22). Both calls are idempotent, so the step repeated after a failure or a crash is harmless.
+      // The last step: a deleted intern's transcripts, run chunks and egress log go before its teardown completes
+      // (CONTRACT section 22). Every call is idempotent, so the step repeated after a failure or a crash is harmless.
       const purged = await driver.purgeTranscripts(request);
       if (!purged.ok) return verdict(purged);
+      const egressPurged = await driver.purgeEgressLog(request);
+      if (!egressPurged.ok) return verdict(egressPurged);
       return verdict(await driver.removeDisk(request));
     }
     default:

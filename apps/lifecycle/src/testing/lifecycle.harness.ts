@@ -35,6 +35,7 @@ const TEARDOWN_STEP_OF: Partial<Record<RuntimeOp, string>> = {
   archive: 'workspace_archive',
   // Asked first in the disk_remove step.
   purgeTranscripts: 'disk_remove',
+  purgeEgressLog: 'disk_remove',
   removeDisk: 'disk_remove',
 };
 

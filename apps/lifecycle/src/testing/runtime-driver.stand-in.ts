@@ -2,7 +2,7 @@ import { connect, Msg, NatsConnection, Subscription } from '@nats-io/transport-n
 import { subjectsFor } from '@interns/contracts';
 
 /** The runtime driver's operations, named as lifecycle calls them. */
-export const RUNTIME_OPS = ['prepareDisk', 'boot', 'health', 'endRuns', 'stop', 'archive', 'purgeTranscripts', 'removeDisk'] as const;
+export const RUNTIME_OPS = ['prepareDisk', 'boot', 'health', 'endRuns', 'stop', 'archive', 'purgeTranscripts', 'purgeEgressLog', 'removeDisk'] as const;
 export type RuntimeOp = (typeof RUNTIME_OPS)[number];
 
 export type Behaviour =
@@ -61,6 +61,7 @@ export class RuntimeDriverStandIn {
       stop: runs.runtimeStop,
       archive: runs.runtimeArchive,
       purgeTranscripts: runs.purgeTranscripts,
+      purgeEgressLog: subjectsFor(options.prefix).egress.purgeLog,
       removeDisk: runs.runtimeRemoveDisk,
     };
     const standIn = new RuntimeDriverStandIn(nc, subjects, options.inspect ?? (async () => null));

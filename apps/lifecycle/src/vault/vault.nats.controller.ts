@@ -1,6 +1,6 @@
 import { Controller, Inject, Type, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import type { Subjects, VaultCopyRequest, VaultDeleteRequest, VaultListRequest, VaultPutRequest, VaultSecret, VaultSecretList } from '@interns/contracts';
+import type { EgressContextReply, EgressContextRequest, Subjects, VaultCopyRequest, VaultDeleteRequest, VaultListRequest, VaultPutRequest, VaultSecret, VaultSecretList } from '@interns/contracts';
 import { DomainErrorRpcFilter } from '@interns/messaging';
 import { VaultService } from './vault.service';
 
@@ -24,6 +24,11 @@ export function vaultNatsController(subjects: Subjects['lifecycle']): Type<unkno
     @MessagePattern(subjects.vaultDelete)
     delete(@Payload() request: VaultDeleteRequest): Promise<{ deleted: true }> {
       return this.vault.delete(request);
+    }
+
+    @MessagePattern(subjects.egressContext)
+    egressContext(@Payload() request: EgressContextRequest): Promise<EgressContextReply> {
+      return this.vault.egressContext(request);
     }
 
     @MessagePattern(subjects.vaultCopy)

@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { callerId, DomainError } from '@interns/contracts';
+import { callerId, DomainError, isUuid } from '@interns/contracts';
 import type {
+  EgressContextReply,
+  EgressContextRequest,
+  EgressContextSecret,
   RequestContext,
   VaultCopyRequest,
   VaultDeleteRequest,
@@ -147,6 +150,27 @@ export class VaultService {
       }
     });
     return { data: written.map(secretOf) };
+  }
+
+  /**
+   * What the egress proxy enforces for an intern (interface section 19): its allow list, and every secret it may use
+   * with its hosts and sealed value, by name: its own vault's, else the attached vault's, else the workspace's. An
+   * intern that is not there (any more) has `allow: null`: nothing may leave for it.
+   */
+  async egressContext(request: EgressContextRequest): Promise<EgressContextReply> {
+    if (!isUuid(request.internId)) return { allow: null, secrets: [] };
+    const [intern]: { egress_allow: string[]; vault_id: string; attached_vault_id: string | null; workspace_id: string }[] =
+      await this.dataSource.query('SELECT egress_allow, vault_id, attached_vault_id, workspace_id FROM lifecycle.interns WHERE id = $1', [
+        request.internId,
+      ]);
+    if (intern === undefined) return { allow: null, secrets: [] };
+    const secrets: EgressContextSecret[] = await this.dataSource.query(
+      `SELECT DISTINCT ON (name) name, hosts, sealed FROM lifecycle.vault_secrets
+        WHERE vault_id = ANY($1::uuid[])
+        ORDER BY name, array_position($1::uuid[], vault_id)`,
+      [[intern.vault_id, intern.attached_vault_id, intern.workspace_id].filter((id): id is string => id !== null)],
+    );
+    return { allow: intern.egress_allow, secrets };
   }
 
   /** The vault a request means; an intern the caller cannot see (or an intern key) is 404, as on intern routes. */

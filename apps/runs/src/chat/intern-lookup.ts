@@ -1,10 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DomainError } from '@interns/contracts';
-import type { GetInternRequest, InternView, RequestContext, Subjects } from '@interns/contracts';
-import { RemoteServiceError, RpcClient } from '@interns/messaging';
-
-/** Lifecycle answers a visibility lookup quickly; this bounds it well inside the chat route deadline. */
-const LOOKUP_TIMEOUT_MS = 10_000;
+import type { InternView, RequestContext, Subjects } from '@interns/contracts';
+import { RpcClient, visibleIntern } from '@interns/messaging';
 
 /**
  * The intern a chat, invoke or run route names, as the caller may see it: lifecycle applies visibility (404),
@@ -29,18 +26,7 @@ export class InternLookup {
   }
 
   /** The intern in any status, when the caller may see it (else 404). */
-  async visible(context: RequestContext, internId: string): Promise<InternView> {
-    const request: GetInternRequest = { context, internId };
-    let intern: InternView;
-    try {
-      intern = await this.rpc.request<InternView>(this.subjects.getIntern, request, {
-        timeoutMs: LOOKUP_TIMEOUT_MS,
-        correlationId: context.correlationId,
-      });
-    } catch (error) {
-      if (error instanceof RemoteServiceError) throw new DomainError(error.payload.reason, error.payload.message);
-      throw new DomainError('internal_error', 'the lifecycle service did not answer; try again');
-    }
-    return intern;
+  visible(context: RequestContext, internId: string): Promise<InternView> {
+    return visibleIntern(this.rpc, this.subjects, context, internId);
   }
 }

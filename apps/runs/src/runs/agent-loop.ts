@@ -127,7 +127,7 @@ export class AgentLoop {
       return result;
     }
     await recorder.record([{ type: 'ToolCalled', data: { ...tool, consent: consent.consent } }]);
-    const text = await this.env.runtime.runShell(this.spec.internId, { command, signal: this.run.signal });
+    const text = await this.env.runtime.runShell(this.spec.internId, { command, runId, signal: this.run.signal });
     this.run.checkGoing();
     await recorder.record([{ type: 'ToolCompleted', data: { runId, toolCallId: call.id, result: text } }]);
     return text;

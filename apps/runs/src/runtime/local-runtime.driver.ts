@@ -171,7 +171,7 @@ export class LocalRuntimeDriver implements RuntimeDriver {
       return "the shell could not start: the workspace disk of this intern could not be attached (the runs service's log says why)";
     }
     if (!attached) return 'the shell could not start: the workspace disk of this intern is gone';
-    return this.shell.run({ internId: internId.toLowerCase(), workspace, command: command.command, signal: command.signal });
+    return this.shell.run({ internId: internId.toLowerCase(), runId: command.runId, workspace, command: command.command, signal: command.signal });
   }
 
   /** Detaches the disks this process attached (at shutdown). */

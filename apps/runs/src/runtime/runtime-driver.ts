@@ -3,6 +3,8 @@ import type { RuntimeArchiveResult, RuntimeHealthReply, RuntimeStepReply } from 
 /** One command of the shell tool. */
 export interface ShellCommand {
   command: string;
+  /** The run the command is a tool call of. */
+  runId?: string | null;
   /** Aborted when the run is cancelled: every process the command started is ended. */
   signal: AbortSignal;
 }

@@ -33,7 +33,7 @@ import {
 import { analyticsQuery } from './openapi-analytics-query';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
 import { oneWebhook, webhookDeliveries, webhooks } from './openapi-webhook-paths';
-import { egressPolicy } from './openapi-egress-paths';
+import { egressLog, egressPolicy } from './openapi-egress-paths';
 import { copyInternSecrets, internSecrets, oneInternSecret, oneWorkspaceSecret, workspaceSecrets } from './openapi-vault-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
@@ -114,7 +114,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Analytics', description: 'Analytics catalogue and query (sections 9 and 14).' },
     { name: 'Webhooks', description: "A workspace's webhook endpoints and their deliveries (section 13)." },
     { name: 'Vault', description: "Secrets of a workspace and of an intern, never answered with their values (section 18)." },
-    { name: 'Egress', description: "An intern's egress policy: the hosts its requests may reach (section 19)." },
+    { name: 'Egress', description: "An intern's egress policy, the hosts its requests may reach, and its egress log (section 19)." },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -125,6 +125,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/interns/{intern_id}/suspend': suspend,
     '/interns/{intern_id}/icon': icon,
     '/interns/{intern_id}/egress': egressPolicy,
+    '/interns/{intern_id}/egress/log': egressLog,
     '/interns/{intern_id}/chat/completions': chatCompletions,
     '/interns/{intern_id}/invoke': invoke,
     '/interns/{intern_id}/runs': runs,

@@ -3,7 +3,8 @@ import { chmod, mkdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
-import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles, type WorkspaceReach } from './bwrap-arguments';
+import { bwrapArguments, launchArguments, prlimitArguments, SANDBOX_PATH, sandboxEtcFiles, type SandboxEgress, type StagingBind } from './bwrap-arguments';
+import type { EgressGrant, SandboxEgressSource } from './sandbox-egress';
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
@@ -43,6 +44,8 @@ export interface BubblewrapShellOptions {
   toolDirectories?: string[];
   /** Where the cgroup hierarchy is mounted (default /sys/fs/cgroup). */
   cgroupRoot?: string;
+  /** RUNTIME_NETWORK=egress: each command's listener of the egress proxy; absent: no network at all. */
+  egress?: SandboxEgressSource;
 }
 
 /** Indexes of the extra fds in the process plan (fd 3 + index in the bwrap process). */
@@ -61,7 +64,7 @@ export class BubblewrapShell implements ShellRunner {
   private readonly host: Promise<SandboxHost | SandboxUnavailable>;
 
   constructor(private readonly options: BubblewrapShellOptions) {
-    this.host = probeSandboxHost(options.toolDirectories, options.cgroupRoot).catch((error: unknown) => {
+    this.host = probeSandboxHost(options.toolDirectories, options.cgroupRoot, options.egress !== undefined).catch((error: unknown) => {
       if (error instanceof SandboxUnavailable) return error;
       throw error;
     });
@@ -82,7 +85,7 @@ export class BubblewrapShell implements ShellRunner {
     let answer: string;
     try {
       await this.prepareWorkspace(workspace, this.options.probeUid);
-      answer = await this.runAs(host, SELF_TEST, this.options.probeUid, workspace, 'id -u', new AbortController().signal);
+      answer = await this.runAs(host, { cgroupName: SELF_TEST, uid: this.options.probeUid, workspace, command: 'id -u', signal: new AbortController().signal });
     } finally {
       await rm(workspace, { recursive: true, force: true });
     }
@@ -95,7 +98,22 @@ export class BubblewrapShell implements ShellRunner {
     if (host instanceof SandboxUnavailable) return `${UNAVAILABLE}: ${host.message}`;
     const uid = await this.options.users.uidOf(request.internId);
     await this.prepareWorkspace(request.workspace, uid);
-    return this.runAs(host, request.internId, uid, request.workspace, request.command, request.signal);
+    const command = { cgroupName: request.internId, uid, workspace: request.workspace, command: request.command, signal: request.signal };
+    const { egress } = this.options;
+    if (egress === undefined) return this.runAs(host, command);
+    // The command's own listener of the egress proxy: its socket is the command's identity, handed to its uid.
+    let grant: EgressGrant;
+    try {
+      grant = await egress.open(request.internId, request.runId ?? null, uid);
+    } catch (error) {
+      this.logger.error(`no egress listener for intern ${request.internId}: ${(error as Error).message}`);
+      return "egress unavailable: the egress proxy did not answer, so the command did not run (the runs service's log says why)";
+    }
+    try {
+      return await this.runAs(host, { ...command, egress: grant });
+    } finally {
+      await egress.close(grant);
+    }
   }
 
   /** Removes what the sandbox keeps of an intern beside its workspace (its cgroup), once it is deleted. */
@@ -104,31 +122,33 @@ export class BubblewrapShell implements ShellRunner {
     if (!(host instanceof SandboxUnavailable)) await host.cgroups.remove(internId);
   }
 
-  private async runAs(
-    host: SandboxHost,
-    cgroupName: string,
-    uid: number,
-    workspace: string,
-    command: string,
-    signal: AbortSignal,
-  ): Promise<string> {
+  private async runAs(host: SandboxHost, run: SandboxCommand): Promise<string> {
+    const { cgroupName, uid, workspace, command, signal } = run;
     // bwrap resolves the workspace by path as the intern's uid: below a directory others cannot search (a clone in
-    // /root), the launch binds it onto a reachable staging directory in a mount namespace of its own.
+    // /root), the launch binds it onto a reachable staging directory in a mount namespace of its own. The egress
+    // socket and CA bundle are always reached that way: they lie in the services' own directories.
     const unsearchable = await firstUnsearchableAncestor(workspace);
-    let reach: WorkspaceReach | undefined;
+    const binds: StagingBind[] = [];
+    let workspaceSource = workspace;
     if (unsearchable !== null) {
       if (host.reach === null) {
         this.logger.error(`${unsearchable} is not searchable by others, so no sandbox can reach a workspace below it (chmod o+x ${unsearchable}, or install util-linux's unshare)`);
         return `${UNAVAILABLE}: the workspaces directory is not reachable by sandbox users (the runs service's log names it)`;
       }
-      reach = { unsharePath: host.reach.unsharePath, workspace, stagingDir: host.reach.stagingDir };
+      binds.push({ source: workspace, target: host.reach.stagingDir });
+      workspaceSource = host.reach.stagingDir;
+    }
+    let egress: SandboxEgress | undefined;
+    if (run.egress !== undefined && host.reach !== null && host.socatPath !== null) {
+      binds.push({ source: run.egress.socketPath, target: host.reach.egressSocket }, { source: run.egress.caBundlePath, target: host.reach.caBundle });
+      egress = { socketPath: host.reach.egressSocket, caBundlePath: host.reach.caBundle, socatPath: host.socatPath, secretEnv: run.egress.secretEnv };
     }
 
     const { limits, disks } = this.options;
     const hostname = 'intern';
     const etc = sandboxEtcFiles(uid, uid, hostname);
     const bwrap = bwrapArguments({
-      workspace: reach?.stagingDir ?? workspace,
+      workspace: workspaceSource,
       hostname,
       systemPaths: host.systemPaths,
       etcPaths: host.etcPaths,
@@ -143,6 +163,7 @@ export class BubblewrapShell implements ShellRunner {
         seccomp: 3 + FD.seccomp,
       },
       command,
+      egress,
     });
     let cgroup: InternCgroup;
     let oomKillsBefore: number;
@@ -157,7 +178,8 @@ export class BubblewrapShell implements ShellRunner {
       this.logger.error(`the intern's cgroup could not be prepared: ${(error as Error).message}`);
       return `${UNAVAILABLE}: the intern's cgroup could not be prepared (the runs service's log says why)`;
     }
-    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid, reach }, [
+    const staging = host.reach === null ? undefined : { unsharePath: host.reach.unsharePath, binds };
+    const launch = launchArguments({ procsFiles: cgroup.procsFiles, setprivPath: host.setprivPath, uid, staging }, [
       host.prlimitPath,
       ...prlimitArguments({ maxProcesses: limits.maxProcesses, memoryBytes: limits.memoryBytes }, host.bwrapPath),
       ...bwrap,
@@ -212,6 +234,16 @@ export class BubblewrapShell implements ShellRunner {
     if (current.uid !== uid || current.gid !== uid) await run('chown', ['-R', '-P', `${uid}:${uid}`, workspace], { timeout: 300_000 });
     if ((current.mode & 0o777) !== 0o700) await chmod(workspace, 0o700);
   }
+}
+
+/** One command as the sandbox runs it. */
+interface SandboxCommand {
+  cgroupName: string;
+  uid: number;
+  workspace: string;
+  command: string;
+  signal: AbortSignal;
+  egress?: EgressGrant;
 }
 
 /** bwrap's `--json-status-fd` documents, one per line: `{"child-pid": n, ...}` then `{"exit-code": n}`. */

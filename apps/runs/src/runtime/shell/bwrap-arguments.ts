@@ -17,6 +17,30 @@ export interface SandboxFds {
   seccomp: number;
 }
 
+/** Where, inside the sandbox, the egress proxy's socket is bound and its bridge listens (interface section 19). */
+export const SANDBOX_EGRESS_SOCKET = '/run/egress/proxy.sock';
+export const SANDBOX_PROXY_URL = 'http://127.0.0.1:3128';
+/** The bridge's port as /proc/net/tcp writes a listening socket on 127.0.0.1:3128 (hex, network order). */
+const BRIDGE_LISTENING = '0100007F:0C38 00000000:0000 0A';
+/** The sandbox's CA bundle: the host's roots and the egress CA, where TLS libraries look by default. */
+export const SANDBOX_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+/** The variables curl, git, pip, npm, Python and Node read for a proxy and for trusted CAs. */
+const PROXY_ENV = ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY'];
+const NO_PROXY_ENV = ['no_proxy', 'NO_PROXY'];
+const CA_ENV = ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO', 'PIP_CERT', 'AWS_CA_BUNDLE', 'CARGO_HTTP_CAINFO'];
+
+/** A sandbox whose only way out is the egress proxy (RUNTIME_NETWORK=egress). */
+export interface SandboxEgress {
+  /** The listener's socket as bwrap reaches it (a staging path the launch bound it to). */
+  socketPath: string;
+  /** The CA bundle (host roots and the egress CA) as bwrap reaches it. */
+  caBundlePath: string;
+  /** socat as the sandbox sees it (under /usr): bridges 127.0.0.1:3128 inside to the socket. */
+  socatPath: string;
+  /** The secrets' placeholders, by variable name. */
+  secretEnv: Record<string, string>;
+}
+
 export interface SandboxSpec {
   /** The intern's workspace on the host (bind-mounted read-write at SANDBOX_HOME). */
   workspace: string;
@@ -37,6 +61,8 @@ export interface SandboxSpec {
   prlimitPath: string;
   fds: SandboxFds;
   command: string;
+  /** Absent: no network at all (RUNTIME_NETWORK=none). */
+  egress?: SandboxEgress;
 }
 
 /**
@@ -45,6 +71,17 @@ export interface SandboxSpec {
  * ignored signal stays ignored across exec. `$1` is the command, `$2` prlimit, `$3` the size limit.
  */
 const QUOTA_AWARE_SHELL = 'trap "" XFSZ; exec "$2" --fsize="$3" -- /bin/sh -c "$1"';
+
+/**
+ * Starts the egress bridge (socat: 127.0.0.1:3128 inside, forked per connection, to the proxy's socket), waits until it
+ * listens (read from /proc/net/tcp, so no connection reaches the proxy for it), then execs the rest. The bridge dies
+ * with the sandbox's PID namespace. `$1` socat, `$2` the socket. Exit 125: the bridge did not start, nothing ran.
+ */
+const EGRESS_BRIDGE_SHELL = [
+  '"$1" TCP4-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr "UNIX-CONNECT:$2" </dev/null >/dev/null 2>&1 &',
+  `n=0; until grep -q "${BRIDGE_LISTENING}" /proc/net/tcp; do n=$((n+1)); if [ $n -gt 500 ]; then echo "egress unavailable: the proxy bridge did not start" >&2; exit 125; fi; sleep 0.005; done`,
+  'shift 2; exec "$@"',
+].join('\n');
 
 /**
  * The bubblewrap command line of one shell command: every namespace of its own (user, PID, mount, IPC, UTS,
@@ -89,6 +126,9 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--remount-ro', '/dev'],
     ...['--size', String(spec.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp'],
     ...['--bind', spec.workspace, SANDBOX_HOME],
+    ...(spec.egress === undefined
+      ? []
+      : [...['--bind', spec.egress.socketPath, SANDBOX_EGRESS_SOCKET], ...['--ro-bind', spec.egress.caBundlePath, SANDBOX_CA_BUNDLE]]),
     ...['--chdir', SANDBOX_HOME],
     // The root tmpfs holds only mount points; nothing may be written there.
     ...['--remount-ro', '/'],
@@ -99,12 +139,27 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--setenv', 'PATH', SANDBOX_PATH],
     ...['--setenv', 'LANG', 'C.UTF-8'],
     ...['--setenv', 'TMPDIR', '/tmp'],
+    ...egressEnvironment(spec.egress),
     ...['--json-status-fd', String(spec.fds.status)],
     ...['--seccomp', String(spec.fds.seccomp)],
     '--',
+    ...(spec.egress === undefined ? [] : ['/bin/sh', '-c', EGRESS_BRIDGE_SHELL, 'egress-bridge', spec.egress.socatPath, SANDBOX_EGRESS_SOCKET]),
     ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, spec.fileSizeBytes === null ? 'unlimited' : String(spec.fileSizeBytes)],
   );
   return args;
+}
+
+/** `--setenv` of the proxy, the CA bundle and the secrets' placeholders; nothing without egress. */
+function egressEnvironment(egress: SandboxEgress | undefined): string[] {
+  if (egress === undefined) return [];
+  const env: [string, string][] = [
+    // First: the platform's own variables win over a secret's (the egress service leaves such secrets out anyway).
+    ...Object.entries(egress.secretEnv),
+    ...PROXY_ENV.map((name): [string, string] => [name, SANDBOX_PROXY_URL]),
+    ...NO_PROXY_ENV.map((name): [string, string] => [name, 'localhost,127.0.0.1,::1']),
+    ...CA_ENV.map((name): [string, string] => [name, SANDBOX_CA_BUNDLE]),
+  ];
+  return env.flatMap(([name, value]) => ['--setenv', name, value]);
 }
 
 /** The generated `/etc` files: the intern's own user and group, and no host names. */
@@ -132,20 +187,26 @@ export interface LimitSpec {
 const CGROUP_JOIN_SHELL = 'echo 1000 > /proc/self/oom_score_adj || exit 125; while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
 
 /**
- * Still root, in a mount namespace of the command's own: binds the workspace (`$1`) onto a staging directory
- * (`$2`) every uid can reach, then execs the rest. Exit 125: the bind failed, nothing ran.
+ * Still root, in a mount namespace of the command's own: binds `$1` onto a staging path (`$2`) every uid can
+ * reach, then execs the rest (the next bind, or the command). Exit 125: the bind failed, nothing ran.
  */
-const WORKSPACE_REACH_SHELL = 'mount --bind -- "$1" "$2" || exit 125; shift 2; exec "$@"';
+const STAGING_BIND_SHELL = 'mount --bind -- "$1" "$2" || exit 125; shift 2; exec "$@"';
+
+/** A host path bound onto a staging path, for bwrap to reach. */
+export interface StagingBind {
+  source: string;
+  target: string;
+}
 
 /**
- * Where the workspace lies below a directory the intern's uid cannot search (a clone in `/root`): bwrap, run as
- * that uid, resolves its bind source by path, so the launch first binds the workspace onto `stagingDir` in a
- * private mount namespace (invisible to every other process) and bwrap binds `stagingDir` instead.
+ * Host paths bwrap, run as the intern's uid, could not reach by path: a workspace below a directory that uid cannot
+ * search (a clone in `/root`), the egress socket and CA bundle below the service's own directories. The launch binds
+ * each onto a root-owned staging path in a private mount namespace (invisible to every other process), and bwrap
+ * binds the staging paths instead.
  */
-export interface WorkspaceReach {
+export interface StagingBinds {
   unsharePath: string;
-  workspace: string;
-  stagingDir: string;
+  binds: StagingBind[];
 }
 
 export interface LaunchSpec {
@@ -153,7 +214,7 @@ export interface LaunchSpec {
   setprivPath: string;
   /** The intern's host uid (and gid). */
   uid: number;
-  reach?: WorkspaceReach;
+  staging?: StagingBinds;
 }
 
 /** The whole command line of a sandbox: the cgroup join as root, then the intern's uid, then `command`. */
@@ -166,9 +227,12 @@ export function launchArguments(spec: LaunchSpec, command: string[]): { file: st
       'sandbox-launch',
       ...spec.procsFiles,
       '--',
-      ...(spec.reach === undefined
+      ...(spec.staging === undefined || spec.staging.binds.length === 0
         ? []
-        : [spec.reach.unsharePath, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', WORKSPACE_REACH_SHELL, 'workspace-reach', spec.reach.workspace, spec.reach.stagingDir]),
+        : [
+            ...[spec.staging.unsharePath, '--mount', '--propagation', 'private', '--'],
+            ...spec.staging.binds.flatMap((bind) => ['/bin/sh', '-c', STAGING_BIND_SHELL, 'staging-bind', bind.source, bind.target]),
+          ]),
       spec.setprivPath,
       `--reuid=${spec.uid}`,
       `--regid=${spec.uid}`,

@@ -1,4 +1,14 @@
-import { bwrapArguments, prlimitArguments, SANDBOX_HOME, sandboxEtcFiles, type SandboxSpec } from './bwrap-arguments';
+import {
+  bwrapArguments,
+  launchArguments,
+  prlimitArguments,
+  SANDBOX_CA_BUNDLE,
+  SANDBOX_EGRESS_SOCKET,
+  SANDBOX_HOME,
+  SANDBOX_PROXY_URL,
+  sandboxEtcFiles,
+  type SandboxSpec,
+} from './bwrap-arguments';
 
 const SPEC: SandboxSpec = {
   workspace: '/data/workspaces/0b3c',
@@ -90,6 +100,71 @@ describe('bwrapArguments', () => {
   it('sets no file size limit on an image disk, which bounds the workspace itself', () => {
     const unbounded = bwrapArguments({ ...SPEC, fileSizeBytes: null });
     expect(unbounded.slice(unbounded.indexOf('--') + 4)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', 'unlimited']);
+  });
+});
+
+describe('bwrapArguments with egress (RUNTIME_NETWORK=egress)', () => {
+  const egress = { socketPath: '/run/stage/egress.sock', caBundlePath: '/run/stage/ca.crt', socatPath: '/usr/bin/socat', secretEnv: { GITHUB_TOKEN: 'vault:github_token:abc' } };
+  const args = bwrapArguments({ ...SPEC, egress });
+
+  it('keeps the network namespace of its own: the proxy socket is the only way out', () => {
+    expect(args).toContain('--unshare-net');
+    expect(args).not.toContain('--share-net');
+  });
+
+  it("binds the listener's socket and the CA bundle (read-only, where TLS libraries look)", () => {
+    expect(valuesOf(args, '--bind', 2)).toEqual([
+      [SPEC.workspace, SANDBOX_HOME],
+      [egress.socketPath, SANDBOX_EGRESS_SOCKET],
+    ]);
+    expect(valuesOf(args, '--ro-bind', 2)).toContainEqual([egress.caBundlePath, SANDBOX_CA_BUNDLE]);
+  });
+
+  it("sets the proxy and CA variables and each secret's placeholder, the platform's own variables last", () => {
+    const env = valuesOf(args, '--setenv', 2);
+    expect(env).toContainEqual(['GITHUB_TOKEN', 'vault:github_token:abc']);
+    for (const name of ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY']) expect(env).toContainEqual([name, SANDBOX_PROXY_URL]);
+    for (const name of ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'GIT_SSL_CAINFO', 'CURL_CA_BUNDLE']) {
+      expect(env).toContainEqual([name, SANDBOX_CA_BUNDLE]);
+    }
+    expect(env).toContainEqual(['no_proxy', 'localhost,127.0.0.1,::1']);
+    const names = env.map(([name]) => name);
+    expect(names.indexOf('GITHUB_TOKEN')).toBeLessThan(names.indexOf('HTTPS_PROXY'));
+  });
+
+  it('starts the bridge (socat to the socket) before the quota-aware shell, which still gets the command as one argument', () => {
+    const command = args.slice(args.indexOf('--') + 1);
+    expect(command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(command[2]).toContain('TCP4-LISTEN:3128,bind=127.0.0.1,fork');
+    expect(command.slice(3, 6)).toEqual(['egress-bridge', '/usr/bin/socat', SANDBOX_EGRESS_SOCKET]);
+    expect(command.slice(6, 8)).toEqual(['/bin/sh', '-c']);
+    expect(command[8]).toContain('trap "" XFSZ');
+    expect(command.slice(9)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048']);
+  });
+});
+
+describe('launchArguments', () => {
+  const spec = { procsFiles: ['/sys/fs/cgroup/pids/i/cgroup.procs'], setprivPath: '/usr/bin/setpriv', uid: 200001 };
+
+  it('joins the cgroups as root, then becomes the intern without any privilege', () => {
+    const { file, args } = launchArguments(spec, ['bwrap']);
+    expect(file).toBe('/bin/sh');
+    expect(args.slice(3, 5)).toEqual(['/sys/fs/cgroup/pids/i/cgroup.procs', '--']);
+    expect(args.slice(5)).toEqual(['/usr/bin/setpriv', '--reuid=200001', '--regid=200001', '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all', '--', 'bwrap']);
+  });
+
+  it('binds each staging path in one private mount namespace, one after the other, before dropping root', () => {
+    const binds = [
+      { source: '/root/clone/.data/workspaces/w', target: '/run/interns-sandbox/workspace' },
+      { source: '/root/clone/.data/egress/x.sock', target: '/run/interns-sandbox/egress.sock' },
+    ];
+    const { args } = launchArguments({ ...spec, staging: { unsharePath: '/usr/bin/unshare', binds } }, ['bwrap']);
+    const afterJoin = args.slice(args.indexOf('--') + 1);
+    expect(afterJoin.slice(0, 5)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--']);
+    expect(afterJoin.slice(5, 7)).toEqual(['/bin/sh', '-c']);
+    expect(afterJoin.slice(8, 11)).toEqual(['staging-bind', binds[0].source, binds[0].target]);
+    expect(afterJoin.slice(14, 17)).toEqual(['staging-bind', binds[1].source, binds[1].target]);
+    expect(afterJoin[17]).toBe('/usr/bin/setpriv');
   });
 });
 

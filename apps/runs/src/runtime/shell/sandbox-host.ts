@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, chmod, lstat, mkdir, readlink, realpath, stat } from 'node:fs/promises';
+import { access, chmod, lstat, mkdir, open, readlink, realpath, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { SystemPath } from './bwrap-arguments';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
@@ -26,14 +26,26 @@ export interface SandboxHost {
   setprivPath: string;
   cgroups: InternCgroups;
   /**
-   * How a workspace below a directory the interns cannot search is reached anyway (`unshare` and a root-owned
-   * staging directory); null where the host has no `unshare` or no such directory can be made.
+   * How host paths the interns cannot reach by path are reached anyway (`unshare` and root-owned staging mount
+   * points: StagingBinds); null where the host has no `unshare` or no such mount points can be made.
    */
-  reach: { unsharePath: string; stagingDir: string } | null;
+  reach: StagingPoints | null;
+  /** socat (under /usr), which bridges the egress proxy into each sandbox; null where RUNTIME_NETWORK=none. */
+  socatPath: string | null;
 }
 
-/** The staging mount point of WorkspaceReach: root's, searchable by all, empty on the host (binds happen in private namespaces). */
-export const WORKSPACE_STAGING_DIR = '/run/interns-sandbox/workspace';
+/** The staging mount points: root's, searchable by all, empty on the host (binds happen in private namespaces). */
+export interface StagingPoints {
+  unsharePath: string;
+  stagingDir: string;
+  egressSocket: string;
+  caBundle: string;
+}
+
+const STAGING_ROOT = '/run/interns-sandbox';
+export const WORKSPACE_STAGING_DIR = `${STAGING_ROOT}/workspace`;
+const EGRESS_SOCKET_STAGING = `${STAGING_ROOT}/egress.sock`;
+const CA_BUNDLE_STAGING = `${STAGING_ROOT}/ca-certificates.crt`;
 
 /** The host cannot run the sandbox; `reason` is what the shell tool answers after `sandbox unavailable: `. */
 export class SandboxUnavailable extends Error {}
@@ -43,8 +55,11 @@ export function toolDirectories(searchPath = process.env.PATH ?? ''): string[] {
   return [...searchPath.split(delimiter).filter((entry) => entry.startsWith('/')), ...TOOL_DIRECTORIES];
 }
 
-/** Finds bwrap, prlimit and the system directories; throws SandboxUnavailable naming what is missing. */
-export async function probeSandboxHost(directories = toolDirectories(), cgroupRoot?: string): Promise<SandboxHost> {
+/**
+ * Finds bwrap, prlimit, the system directories, and socat when the sandbox's way out is the egress proxy; throws
+ * SandboxUnavailable naming what is missing.
+ */
+export async function probeSandboxHost(directories = toolDirectories(), cgroupRoot?: string, egress = false): Promise<SandboxHost> {
   // Each intern's own uid, its workspace handed over to it: only root may do that (capabilities may be cut
   // down to CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_FOWNER, CAP_DAC_OVERRIDE and CAP_KILL).
   if (process.getuid?.() !== 0) {
@@ -59,6 +74,14 @@ export async function probeSandboxHost(directories = toolDirectories(), cgroupRo
   if (!(await isExecutable('/bin/sh'))) throw new SandboxUnavailable('no /bin/sh on this host');
   const setprivPath = await findTool('setpriv', directories);
   if (setprivPath === null) throw new SandboxUnavailable('install util-linux (no setpriv on this host)');
+
+  let socatPath: string | null = null;
+  if (egress) {
+    const found = await findTool('socat', directories);
+    if (found === null) throw new SandboxUnavailable('install socat (RUNTIME_NETWORK=egress bridges the egress proxy into each sandbox with it), or set RUNTIME_NETWORK=none');
+    socatPath = await realpath(found);
+    if (!socatPath.startsWith('/usr/')) throw new SandboxUnavailable(`socat at ${socatPath} is outside /usr, which the sandbox mirrors`);
+  }
 
   const systemPaths: SystemPath[] = [];
   for (const path of SYSTEM_PATHS) {
@@ -77,21 +100,25 @@ export async function probeSandboxHost(directories = toolDirectories(), cgroupRo
   } catch (error) {
     throw new SandboxUnavailable((error as Error).message);
   }
-  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths, syscallFilter, setprivPath, cgroups, reach: await workspaceReach(directories) };
+  const reach = await stagingPoints(directories);
+  if (egress && reach === null) throw new SandboxUnavailable(`RUNTIME_NETWORK=egress needs util-linux's unshare and a root-owned ${STAGING_ROOT}`);
+  return { bwrapPath, prlimitPath: prlimitReal, systemPaths, etcPaths, syscallFilter, setprivPath, cgroups, reach, socatPath };
 }
 
-async function workspaceReach(directories: string[]): Promise<SandboxHost['reach']> {
+async function stagingPoints(directories: string[]): Promise<StagingPoints | null> {
   const unsharePath = await findTool('unshare', directories);
   if (unsharePath === null) return null;
   try {
     await mkdir(WORKSPACE_STAGING_DIR, { recursive: true, mode: 0o711 });
-    await chmod(dirname(WORKSPACE_STAGING_DIR), 0o711);
+    await chmod(STAGING_ROOT, 0o711);
     await chmod(WORKSPACE_STAGING_DIR, 0o711);
+    // Files, as mount points for files: opened without truncating one a concurrent command has something bound onto.
+    for (const file of [EGRESS_SOCKET_STAGING, CA_BUNDLE_STAGING]) await (await open(file, 'a', 0o644)).close();
     if ((await firstUnsearchableAncestor(join(WORKSPACE_STAGING_DIR, 'x'))) !== null) return null;
   } catch {
     return null;
   }
-  return { unsharePath, stagingDir: WORKSPACE_STAGING_DIR };
+  return { unsharePath, stagingDir: WORKSPACE_STAGING_DIR, egressSocket: EGRESS_SOCKET_STAGING, caBundle: CA_BUNDLE_STAGING };
 }
 
 /**

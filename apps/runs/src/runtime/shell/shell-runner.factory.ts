@@ -1,14 +1,27 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { PlatformConfig } from '@interns/contracts';
+import { join } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { PlatformConfig, Subjects } from '@interns/contracts';
 import { BubblewrapShell } from './bubblewrap-shell';
+import { NatsSandboxEgress } from './sandbox-egress';
 import { SandboxUsers } from './sandbox-users';
 import type { ShellRunner } from './shell-runner';
 import { UnsandboxedShell } from './unsandboxed-shell';
 import type { WorkspaceDisks } from '../workspace-disk';
 
-/** The shell runner RUNTIME_SANDBOX asks for; `off` is refused with NODE_ENV=production and warned about otherwise. */
-export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, workspacesDir: string, disks: WorkspaceDisks): ShellRunner {
+/**
+ * The shell runner RUNTIME_SANDBOX asks for; `off` is refused with NODE_ENV=production and warned about otherwise.
+ * With the sandbox, RUNTIME_NETWORK=egress gives each command the egress proxy as its only way out (over `nc`).
+ */
+export function shellRunnerFor(
+  config: PlatformConfig,
+  dataSource: DataSource,
+  workspacesDir: string,
+  disks: WorkspaceDisks,
+  nc: NatsConnection,
+  subjects: Subjects,
+): ShellRunner {
   const limits = { timeoutMs: config.shellTimeoutMs, outputLimitBytes: config.shellOutputLimitBytes };
   if (config.runtimeSandbox === 'off') {
     if (config.nodeEnv === 'production') {
@@ -32,5 +45,9 @@ export function shellRunnerFor(config: PlatformConfig, dataSource: DataSource, w
       cpuMillicores: config.internCpuMillicores,
       tmpBytes: config.shellTmpBytes,
     },
+    egress:
+      config.runtimeNetwork === 'egress'
+        ? new NatsSandboxEgress(nc, subjects.egress, config.egressSocketDir, join(config.dataDir, 'sandbox-trust'))
+        : undefined,
   });
 }

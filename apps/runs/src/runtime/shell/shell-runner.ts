@@ -1,6 +1,8 @@
 /** What a shell runner needs to run one command for an intern. */
 export interface ShellRequest {
   internId: string;
+  /** The run the command is a tool call of (null outside a run): the egress proxy's byte budget is per run. */
+  runId?: string | null;
   /** The intern's workspace directory on this host (it exists). */
   workspace: string;
   command: string;
