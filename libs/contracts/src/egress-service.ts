@@ -47,19 +47,28 @@ export interface EgressContextReply {
   secrets: EgressContextSecret[];
 }
 
-/** One entry of `GET /interns/{intern_id}/egress/log`. */
-export interface EgressLogRecord {
+/** One entry of `GET /interns/{intern_id}/egress/log`: what the proxy reports of a request, with its id and run. */
+export interface EgressLogRecord extends EgressLogEntry {
   id: string;
-  at: string;
   run_id: string | null;
+}
+
+/** One request the egress proxy handled, as it reports it for the log. Never holds a secret's value. */
+export interface EgressLogEntry {
+  /** When the request arrived (ISO 8601). */
+  at: string;
   host: string;
   port: number;
+  /** Method, path (without the query) and status only where the proxy sees HTTP: plain HTTP or terminated TLS. */
   method: string | null;
   path: string | null;
   decision: 'allowed' | 'denied';
+  /** Why it was refused or failed (the text the client got), else null. */
   reason: string | null;
+  /** Secrets whose placeholders the request carried: released when allowed, the refused one when denied. */
   secrets: string[];
   status: number | null;
+  /** Bytes towards the origin and back: a tunnel's raw bytes, or an HTTP request's and response's head and body. */
   bytes_out: number;
   bytes_in: number;
 }

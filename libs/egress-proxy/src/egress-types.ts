@@ -1,6 +1,7 @@
 /** What the egress proxy is given and what it reports (interface section 19): policy, context, log entry, options. */
 import type { AddressPolicy, HostResolver } from './address-policy';
 import type { EgressCa } from './egress-ca';
+import type { EgressLogEntry } from '@interns/contracts';
 import type { EgressSecretBinding } from './secret-release';
 
 /** An intern's egress policy as the service supplies it. */
@@ -21,25 +22,8 @@ export interface EgressContext {
   openSecret(name: string): Promise<string>;
 }
 
-/** One handled request, for the egress log. Never holds a secret's value. */
-export interface EgressLogEntry {
-  /** When the request arrived (ISO 8601). */
-  at: string;
-  host: string;
-  port: number;
-  /** Method, path (without the query) and status only where the proxy sees HTTP: plain HTTP or terminated TLS. */
-  method: string | null;
-  path: string | null;
-  decision: 'allowed' | 'denied';
-  /** Why it was refused or failed (the text the client got), else null. */
-  reason: string | null;
-  /** Secrets whose placeholders the request carried: released when allowed, the refused one when denied. */
-  secrets: string[];
-  status: number | null;
-  /** Bytes towards the origin and back: a tunnel's raw bytes, or an HTTP request's and response's head and body. */
-  bytes_out: number;
-  bytes_in: number;
-}
+/** One handled request, for the egress log (its shape is the log route's, less the id and run the service adds). */
+export type { EgressLogEntry } from '@interns/contracts';
 
 export interface EgressProxyOptions {
   ca: EgressCa;

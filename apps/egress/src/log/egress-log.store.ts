@@ -1,24 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { CursorCodec, DomainError, type EgressLogPage, type EgressLogRecord } from '@interns/contracts';
-import type { EgressLogEntry } from '@interns/egress-proxy';
+import { CursorCodec, DomainError, type EgressLogEntry, type EgressLogPage, type EgressLogRecord } from '@interns/contracts';
 
-interface LogRow {
-  seq: string;
-  id: string;
-  at: string;
-  run_id: string | null;
-  host: string;
-  port: number;
-  method: string | null;
-  path: string | null;
-  decision: 'allowed' | 'denied';
-  reason: string | null;
-  secrets: string[];
-  status: number | null;
-  bytes_out: string;
-  bytes_in: string;
-}
+
+/** A row as pg returns it: bigint columns (seq, bytes) come back as text. */
+type LogRow = Omit<EgressLogRecord, 'bytes_out' | 'bytes_in'> & { seq: string; bytes_out: string; bytes_in: string };
 
 const LOG_COLUMNS = `seq, id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, run_id, host, port, method, path,
   decision, reason, secrets, status, bytes_out, bytes_in`;
@@ -26,22 +12,8 @@ const LOG_COLUMNS = `seq, id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:
 /** Rows one sweep or purge deletes at a time: a long history goes in batches, never one long transaction. */
 export const EGRESS_LOG_PURGE_BATCH = 5_000;
 
-function recordOf(row: LogRow): EgressLogRecord {
-  return {
-    id: row.id,
-    at: row.at,
-    run_id: row.run_id,
-    host: row.host,
-    port: row.port,
-    method: row.method,
-    path: row.path,
-    decision: row.decision,
-    reason: row.reason,
-    secrets: row.secrets,
-    status: row.status,
-    bytes_out: Number(row.bytes_out),
-    bytes_in: Number(row.bytes_in),
-  };
+function recordOf({ seq: _seq, bytes_out, bytes_in, ...row }: LogRow): EgressLogRecord {
+  return { ...row, bytes_out: Number(bytes_out), bytes_in: Number(bytes_in) };
 }
 
 /** The egress log (interface section 19): one row per request the proxy handled, per intern, newest first. */

@@ -74,6 +74,9 @@ export class LifecycleHarness {
     const db = await createTestDatabase();
     const prefix = testNatsPrefix();
     const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+    // An idle client cut by the database's drop at teardown (a stand-in's late lookup checked one out) must not fail
+    // the suite as an unhandled 'error' event: the tests' own queries still report their errors.
+    pool.on('error', () => undefined);
     // Lifecycle keeps files under DATA_DIR (the daemon signing key): never the checkout's own .data.
     const dataDir = await mkdtemp(join(tmpdir(), 'interns-lifecycle-'));
     const nc = await connectNats({ url: NATS_URL, name: 'lifecycle-harness' });
