@@ -28,6 +28,9 @@ export interface SignedInvoke {
   deadline: Deadline;
 }
 
+/** CONTRACT section 20: a door invoke's signature is at most a minute old. */
+export const DOOR_SIGNATURE_MAX_AGE_SECONDS = 60;
+
 /** Refusals a newer JWKS could turn around: the signing key rotated since it was cached. */
 const KEY_REFUSALS: ReadonlySet<InvokeRefusal> = new Set(['bad_signature', 'unknown_key', 'no_usable_key']);
 
@@ -65,6 +68,9 @@ export class DoorSignatures {
       path: invoke.target,
       jwks,
       nonces: new LifecycleNonceStore(this.options.rpc, this.options.subjects.claimDaemonNonce, invoke.deadline),
+      nowSeconds: Math.floor((this.options.now ?? Date.now)() / 1000),
+      // The contract's window: a signature at most 60 s old (or ahead, for clock skew).
+      maxSkewSeconds: DOOR_SIGNATURE_MAX_AGE_SECONDS,
       minVersion: 'v2',
     });
   }
