@@ -43,8 +43,9 @@ export class DoorGate {
 
   async admit(knock: DoorKnock): Promise<DoorAccess | HttpError> {
     const intern = await this.directory.lookup(knock.hostname, knock.deadline);
-    const refusal = internRefusal(intern);
-    if (refusal !== null || intern === null) return refusal ?? notFound();
+    if (intern === null) return notFound();
+    const notRunning = internRefusal(intern);
+    if (notRunning !== null) return notRunning;
 
     const retryAfterSeconds = this.authFailures.retryAfterSeconds(knock.clientAddress);
     if (retryAfterSeconds !== null) return rateLimitedError(retryAfterSeconds, 'too many authentication failures from this address');
