@@ -445,12 +445,7 @@ export const DEFAULT_INTERN_ORIGIN = `https://${INTERN_ORIGIN_HOSTNAME}`;
 function internOriginFrom(env: Env): string {
   const origin = stringFrom(env, 'INTERN_ORIGIN', DEFAULT_INTERN_ORIGIN);
   const example = origin.split(INTERN_ORIGIN_HOSTNAME).join('intern-0123abcd.example');
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(example);
-  } catch {
-    parsed = null;
-  }
+  const parsed = URL.canParse(example) ? new URL(example) : null;
   if (
     !origin.includes(INTERN_ORIGIN_HOSTNAME) ||
     parsed === null ||
