@@ -11,6 +11,8 @@ import type { ApiResponse } from '@interns/testing';
 import { API, createIntern, createRunningIntern, eventually, oauthToken } from '../testing/chat.fixture';
 import { IDENTITIES, ISO_MS, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
 
+/** Low enough to reach with a few signings: sign and invoke share the chat turn limiter. */
+const TURNS_PER_MINUTE = 12;
 /** Not the gateway's port: the door ignores the port of `Host`, and the origin is what clients are told. */
 const INTERN_ORIGIN = 'http://{hostname}:18080';
 const INVOKE = '/api/invoke';
@@ -26,7 +28,7 @@ const WITH_RITA = { ...IDENTITIES, members: [...IDENTITIES.members, { id: 'rita'
 let platform: Platform;
 const oauth = { alice: '', bob: '', rita: '' };
 /** Interns by concern; `hostname` of each from the API. */
-const interns = { main: '', other: '', suspended: '', revoked: '', stopped: '' };
+const interns = { main: '', other: '', suspended: '', revoked: '', limited: '', stopped: '' };
 const hostnames: Record<string, string> = {};
 
 interface Door {
@@ -70,10 +72,10 @@ type Answer = ApiResponse<any>;
 const invokeBody = (input: string) => Buffer.from(JSON.stringify({ input }));
 
 beforeAll(async () => {
-  platform = await Platform.start({ env: { INTERN_ORIGIN } });
+  platform = await Platform.start({ env: { INTERN_ORIGIN, CHAT_TURNS_PER_MINUTE: String(TURNS_PER_MINUTE) } });
   await platform.applyIdentities(WITH_RITA);
   await Promise.all([
-    ...(['main', 'other', 'suspended', 'revoked'] as const).map(async (name) => (interns[name] = await createRunningIntern(platform))),
+    ...(['main', 'other', 'suspended', 'revoked', 'limited'] as const).map(async (name) => (interns[name] = await createRunningIntern(platform))),
     createIntern(platform).then((id) => (interns.stopped = id)),
     oauthToken(platform, 'interns vault:read').then((token) => (oauth.alice = token)),
     oauthToken(platform, 'interns vault:read', 'bob').then((token) => (oauth.bob = token)),
@@ -113,6 +115,9 @@ describe('host routing and GET /', () => {
     const { token } = await daemonAccess(interns.main);
     expect((await knock(hostnames.main, `${API}/interns`, { token })).body).toEqual(envelope(404, 'not_found'));
     expect((await knock(hostnames.main, '/no/such/route', { token })).body).toEqual(envelope(404, 'not_found'));
+    // The terminal is not served yet: its WebSocket upgrade is answered like any path the door does not serve.
+    const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+    expect((await knock(hostnames.main, '/api/terminal', { token, headers: upgrade })).body).toEqual(envelope(404, 'not_found'));
     // An API key is no daemon token.
     const withKey = await knock(hostnames.main, `${API}/interns`, { token: KEYS.alice });
     expect({ status: withKey.status, body: withKey.body }).toEqual({ status: 401, body: UNAUTHENTICATED });
@@ -226,6 +231,19 @@ describe('POST /api/invoke', () => {
       const replay = await knock(hostnames.main, INVOKE, { token, raw: body, headers, baseUrl });
       expect({ baseUrl, status: replay.status, body: replay.body }).toEqual({ baseUrl, status: 401, body: invalidSignature(/used before/) });
     }
+  });
+
+  it("counts against the member's chat turn limiter, shared with signing: 429 rate_limited with Retry-After", async () => {
+    const { token } = await daemonAccess(interns.limited);
+    const body = invokeBody('one turn too many');
+    const signatures: Record<string, string>[] = [];
+    for (let turn = 0; turn < TURNS_PER_MINUTE; turn += 1) signatures.push(await sign(interns.limited, body));
+    const answer = await knock(hostnames.limited, INVOKE, { token, raw: body, headers: signatures[0] });
+    expect({ status: answer.status, body: answer.body }).toEqual({
+      status: 429,
+      body: { error: { code: 429, message: expect.any(String), metadata: { reason: 'rate_limited', retryable: true } } },
+    });
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('applies the body rules of the API before the signature: 400, 415, 413', async () => {
