@@ -10,7 +10,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { databasePasswordVariable, loadConfig, SERVICE_NAMES, type ServiceName } from '@interns/contracts';
+import { databasePasswordVariable, INTERN_ORIGIN_HOSTNAME, loadConfig, SERVICE_NAMES, type ServiceName } from '@interns/contracts';
 import { serviceDatabaseUrl } from '@interns/database';
 import { runDbSetup } from './commands/db-setup.command';
 import { infrastructurePreflight } from './launcher/infrastructure-preflight';
@@ -27,10 +27,20 @@ let exitCode = 0;
 /**
  * The launcher is for development: its gateway trusts the local issuer, so `admin oauth-token` tokens work.
  * An explicit OIDC_LOCAL_DEV wins, and production is left as configured (the gateway refuses the local issuer there).
+ * Interns' doors are reached at the gateway itself (`http://{hostname}:<GATEWAY_PORT>`, INTERN_ORIGIN unless set):
+ * under the default INTERN_DOMAIN (`interns.localhost`) every hostname resolves to loopback in curl and browsers.
  */
 function launchEnv(): NodeJS.ProcessEnv {
-  if (process.env.OIDC_LOCAL_DEV !== undefined || process.env.NODE_ENV === 'production') return process.env;
-  return { ...process.env, OIDC_LOCAL_DEV: 'true' };
+  if (process.env.NODE_ENV === 'production') return process.env;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (env.INTERN_ORIGIN === undefined || env.INTERN_ORIGIN === '') env.INTERN_ORIGIN = localInternOrigin(env);
+  if (env.OIDC_LOCAL_DEV === undefined) env.OIDC_LOCAL_DEV = 'true';
+  return env;
+}
+
+/** INTERN_ORIGIN of `npm start`: the door is the gateway's own port. */
+function localInternOrigin(env: NodeJS.ProcessEnv): string {
+  return `http://${INTERN_ORIGIN_HOSTNAME}:${loadConfig({ GATEWAY_PORT: env.GATEWAY_PORT }).gatewayPort}`;
 }
 
 type DatabaseEnv = Record<'DATABASE_URL' | 'MIGRATIONS_DATABASE_URL', string>;

@@ -5,11 +5,15 @@ import type { FastifyInstance } from 'fastify';
 import { installHttpMetrics } from '@interns/service-runtime';
 import { redactUrlCredentials, tracingEnabled } from '@interns/observability';
 import { installRawBodyParser } from './body-rules';
+import { DoorHosts } from './door/door-host';
+import { registerDoorRoutes } from './door/door-routes';
+import { DoorHandlers } from './door/door.handlers';
 import { RequestAdmission } from './request-admission.hook';
 
 /**
  * Wires the gateway's request handling into Fastify once the application is built (before it listens):
- * request metrics, the per-request state, the catch-all body parser, the admission hook, and a debug-level
+ * request metrics, the per-request state, the catch-all body parser, the admission hook, the door's routes (Fastify
+ * routes of their own: they live outside `/api/v1` and only for hosts under INTERN_DOMAIN) and a debug-level
  * request log.
  */
 @Injectable()
@@ -19,6 +23,8 @@ export class GatewayHttpSetup implements OnModuleInit {
   constructor(
     @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
     @Inject(RequestAdmission) private readonly admission: RequestAdmission,
+    @Inject(DoorHosts) private readonly doorHosts: DoorHosts,
+    @Inject(DoorHandlers) private readonly door: DoorHandlers,
   ) {}
 
   onModuleInit(): void {
@@ -28,6 +34,7 @@ export class GatewayHttpSetup implements OnModuleInit {
     // First: the admission hook answers refusals itself and ends the onRequest chain, and those count too.
     installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.admission.admit);
+    registerDoorRoutes(fastify, this.doorHosts, this.door.routes());
     // Installed only when tracing or debug logging is on, so the hot path pays nothing otherwise.
     if (tracingEnabled()) {
       fastify.addHook('preHandler', this.admission.enterRequestContext);

@@ -1,5 +1,6 @@
 import type { Principal } from '@interns/contracts';
 import type { RequestContext } from '@interns/observability';
+import type { DoorAccess } from './door/door-gate';
 
 /**
  * What the gateway learns about a request before its handler runs; set by the admission hook. It is also
@@ -20,6 +21,8 @@ export interface GatewayRequestState extends RequestContext {
    * judges media types itself: the body rules decide 415 versus 400 (see body-rules.ts).
    */
   contentType: string | undefined;
+  /** Set on door requests (interface section 20) once the door's checks passed: the intern and the token's member. */
+  door?: DoorAccess;
 }
 
 declare module 'fastify' {

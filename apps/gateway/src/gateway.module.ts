@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { subjectsFor } from '@interns/contracts';
 import { CredentialResolver } from '@interns/identity';
 import { RpcClient } from '@interns/messaging';
 import { HealthModule } from '@interns/service-runtime';
@@ -14,6 +15,13 @@ import type { ChatDependencies } from './chat/chat.tokens';
 import { DaemonAliasHeaders } from './daemon/daemon-alias.headers';
 import { DaemonHttpController } from './daemon/daemon.http.controller';
 import { SigningKeysHttpController } from './daemon/signing-keys.http.controller';
+import { DaemonTokenCache } from './door/daemon-token-cache';
+import { DoorCacheEvictions } from './door/door-cache-evictions';
+import { DoorGate } from './door/door-gate';
+import { DoorHosts } from './door/door-host';
+import { DoorSignatures } from './door/door-signatures';
+import { DoorHandlers } from './door/door.handlers';
+import { InternDirectory } from './door/intern-directory';
 import { GatewayHttpSetup } from './gateway-http.setup';
 import { GATEWAY_CONFIG, GatewayDependencies } from './gateway.tokens';
 import { InternsHttpController } from './interns.http.controller';
@@ -28,7 +36,7 @@ import { EgressLogHttpController } from './egress/egress-log.http.controller';
 
 /**
  * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
- * and metrics at the root. `forRoot` is its composition root (docs/architecture.md, "Dependency injection"):
+ * and metrics at the root, and each intern's door at its hostname (door/, registered by GatewayHttpSetup). `forRoot` is its composition root (docs/architecture.md, "Dependency injection"):
  * the services are built here; Nest builds the controllers, the exception filter and the two classes that
  * install Fastify hooks through its HTTP adapter.
  */
@@ -37,6 +45,15 @@ export class GatewayModule {
   static forRoot(deps: GatewayDependencies): DynamicModule {
     const { config, rpc, resolver } = deps;
     const chat: ChatDependencies = { nats: deps.nats, channel: deps.channel };
+    const subjects = subjectsFor(config.natsPrefix);
+    const services = new ServiceClient(rpc, config);
+    const turns = new ChatTurnCounter(deps.limiter, config.chatTurnsPerMinute);
+    // The door (interface section 20): its lookups are cached for AUTH_CACHE_TTL_MS, like credentials.
+    const lookups = { rpc, subjects: subjects.lifecycle, ttlMs: config.authCacheTtlMs };
+    const directory = new InternDirectory(lookups);
+    const tokens = new DaemonTokenCache(lookups);
+    const doorHosts = new DoorHosts(config.internDomain);
+    const door = { hosts: doorHosts, gate: new DoorGate(directory, tokens, deps.authFailures) };
     return {
       module: GatewayModule,
       imports: [HealthModule.forRoot({ service: 'gateway', dataSource: deps.dataSource, nats: () => deps.nats })],
@@ -58,11 +75,14 @@ export class GatewayModule {
         { provide: RpcClient, useValue: rpc },
         { provide: CredentialResolver, useValue: resolver },
         { provide: CHAT_DEPENDENCIES, useValue: chat },
-        { provide: ServiceClient, useValue: new ServiceClient(rpc, config) },
-        { provide: ChatTurnCounter, useValue: new ChatTurnCounter(deps.limiter, config.chatTurnsPerMinute) },
+        { provide: ServiceClient, useValue: services },
+        { provide: ChatTurnCounter, useValue: turns },
         { provide: AuthFailureLimiter, useValue: deps.authFailures },
         { provide: AnalyticsQueryLimiter, useValue: deps.analyticsQueries },
-        { provide: RequestAdmission, useValue: new RequestAdmission(config, resolver, deps.authFailures) },
+        { provide: RequestAdmission, useValue: new RequestAdmission(config, resolver, deps.authFailures, door) },
+        { provide: DoorHosts, useValue: doorHosts },
+        { provide: DoorHandlers, useValue: new DoorHandlers(services, new DoorSignatures(lookups), turns) },
+        { provide: DoorCacheEvictions, useValue: new DoorCacheEvictions(deps.nats, subjects, directory, tokens) },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         DaemonAliasHeaders,
         GatewayHttpSetup,

@@ -8,7 +8,8 @@ export function regionalHostMatcher(publicHost: string): (hostHeader: string | u
   return (hostHeader) => hostHeader !== undefined && pattern.test(withoutPort(hostHeader));
 }
 
-function withoutPort(host: string): string {
+/** The host of a `Host` header: its port, if any, dropped (an IPv6 literal keeps its brackets). */
+export function withoutPort(host: string): string {
   if (host.startsWith('[')) {
     const end = host.indexOf(']');
     return end === -1 ? host : host.slice(0, end + 1);

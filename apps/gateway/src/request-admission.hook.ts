@@ -10,7 +10,11 @@ import { endHttpServerSpan, runInRequestContext, startHttpServerSpan, tracingEna
 import { principalOf } from './credential-principal';
 import { CORRELATION_ID_HEADER, GatewayRequestState } from './gateway-request';
 import { clientAddressOf } from './client-address';
-import { apiError, rateLimitedError, sendHttpError, unauthenticatedError } from './http-errors';
+import { apiError, rateLimitedError, sendHttpError, toHttpError, unauthenticatedError } from './http-errors';
+import { isDoorAccess, type DoorGate } from './door/door-gate';
+import type { DoorHosts } from './door/door-host';
+import { doorRouteOf } from './door/door-routes';
+import { remainingDeadline } from './service.client';
 import { classifyInternRoute, InternRoute } from './intern-routes';
 import { regionalHostMatcher } from './regional-host';
 import { isWebhookRoute } from './webhooks/webhook-routes';
@@ -19,9 +23,17 @@ import { classifyVaultRoute, type VaultRoute } from './vault/vault-routes';
 /** The credentials CONTRACT section 13 admits to webhook routes; the others (management, intern keys) get 403. */
 const WEBHOOK_CREDENTIALS: ReadonlySet<string> = new Set(['user', 'organization', 'oauth']);
 
+/** The door's part of admission: which hosts are doors, and the checks every door request passes. */
+export interface DoorAdmission {
+  hosts: DoorHosts;
+  gate: DoorGate;
+}
+
 /**
  * How a request is admitted into the gateway: the Fastify `onRequest` hook `admit`. For every request it mints
- * the correlation id, starts the route deadline clock and (tracing on) the request's span; for every route under
+ * the correlation id, starts the route deadline clock and (tracing on) the request's span. A request whose Host is
+ * under INTERN_DOMAIN is the door's (interface section 20): it passes the door's checks and reaches a door route or
+ * 404, never `/api/v1`. For every other request's route under
  * `/api/v1/interns` it runs checks 1-5 of CONTRACT section 1, in order, before the body is read (so a refused
  * caller never gets to upload, and 401 beats 413). With tracing on, its other two hooks carry the request's
  * context into the handler and end the span.
@@ -37,6 +49,7 @@ export class RequestAdmission {
     private readonly config: PlatformConfig,
     private readonly resolver: CredentialResolver,
     private readonly authFailures: AuthFailureLimiter,
+    private readonly door: DoorAdmission,
   ) {
     this.isRegionalHost = regionalHostMatcher(config.publicHost);
   }
@@ -61,6 +74,13 @@ export class RequestAdmission {
     // HTTP/1.1 requires Host (RFC 9112); Node is told not to refuse it itself, so the refusal is in the envelope.
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
       return sendHttpError(reply, apiError('invalid_body', 'a Host header is required'));
+    }
+
+    const doorHostname = this.door.hosts.hostnameOf(request.headers.host);
+    if (doorHostname !== null) {
+      const admitDoor = () => this.admitDoor(request, state, doorHostname);
+      const doorRefusal = await (tracingEnabled() ? runInRequestContext(state, admitDoor) : admitDoor());
+      return doorRefusal === null ? undefined : sendHttpError(reply, doorRefusal);
     }
 
     const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
@@ -94,6 +114,30 @@ export class RequestAdmission {
     if (traceContext !== undefined) endHttpServerSpan(traceContext, reply.statusCode);
     done();
   };
+
+  /**
+   * The door's checks (DoorGate), then its routes: a path the door does not serve is 404 once the caller proved it
+   * holds a token, whatever `/api/v1` serves at that path. Null when the request may go on (with its DoorAccess).
+   */
+  private async admitDoor(request: FastifyRequest, state: GatewayRequestState, hostname: string): Promise<HttpError | null> {
+    const route = doorRouteOf(request);
+    if (route?.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
+    try {
+      const access = await this.door.gate.admit({
+        hostname,
+        authorization: request.headers.authorization,
+        clientAddress: this.clientAddress(request),
+        deadline: remainingDeadline(state, `door ${hostname}`),
+      });
+      if (!isDoorAccess(access)) return access;
+      if (route === null) return apiError('not_found', 'the door serves no such route');
+      state.principal = access.principal;
+      state.door = access;
+      return null;
+    } catch (error) {
+      return toHttpError(error, state.routeDeadlineMs);
+    }
+  }
 
   private clientAddress(request: FastifyRequest): string {
     return clientAddressOf(request, this.config.trustForwardedFor);

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, subjectsFor } from '@interns/contracts';
 import type { PlatformConfig, RequestContext, Subjects } from '@interns/contracts';
 import { RpcClient, RpcRequestOptions, RpcTimeoutError } from '@interns/messaging';
+import type { GatewayRequestState } from './gateway-request';
 
 /** What Fastify sends for a JSON reply it serialized itself; passed-through bodies say the same. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -44,10 +45,23 @@ export class ServiceClient {
     return reply.type(JSON_CONTENT_TYPE).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   }
 
+  /** For RPCs the gateway makes on its own account (the door's checks): what is left of the route deadline. */
+  deadlineOf(request: FastifyRequest): { timeoutMs: number; correlationId: string } {
+    const state = request.gateway;
+    if (state === null) throw new RpcTimeoutError(`${request.method} ${request.url}`, 0);
+    return remainingDeadline(state, `${request.method} ${request.url}`);
+  }
+
   private optionsFor(subject: string, request: FastifyRequest, payload: { context: RequestContext }): RpcRequestOptions {
     const state = request.gateway;
-    const remainingMs = state === null ? 0 : state.routeDeadlineMs - (performance.now() - state.arrivedAt);
-    if (remainingMs < 1) throw new RpcTimeoutError(subject, 0);
-    return { timeoutMs: Math.floor(remainingMs), correlationId: payload.context.correlationId };
+    if (state === null) throw new RpcTimeoutError(subject, 0);
+    return { ...remainingDeadline(state, subject), correlationId: payload.context.correlationId };
   }
+}
+
+/** The route deadline left since the request arrived; RpcTimeoutError (408) when it has passed. */
+export function remainingDeadline(state: GatewayRequestState, what: string): { timeoutMs: number; correlationId: string } {
+  const remainingMs = state.routeDeadlineMs - (performance.now() - state.arrivedAt);
+  if (remainingMs < 1) throw new RpcTimeoutError(what, 0);
+  return { timeoutMs: Math.floor(remainingMs), correlationId: state.correlationId };
 }

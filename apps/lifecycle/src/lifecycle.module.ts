@@ -8,6 +8,8 @@ import { LeaderLease, WorkSignal } from '@interns/workers';
 import { ChatappInstallsService } from './chatapp/chatapp-installs.service';
 import { projectDaemonTokenRevocation } from './daemon/daemon-token-revocation.projection';
 import { DaemonModule } from './daemon/daemon.module';
+import { doorLeanHandlers } from './daemon/door.lean-handlers';
+import { DoorService } from './daemon/door.service';
 import { internEventsTranslator } from './integration-events/intern-integration-events';
 import { LIFECYCLE_SCHEMA } from './migrations';
 import { ProvisioningProcessManager } from './provisioning/provisioning.process-manager';
@@ -65,9 +67,10 @@ export class LifecycleModule {
       stopAttempts: config.runtimeStopAttempts,
       logger: new Logger('ProvisioningProcessManager'),
     });
+    const door = new DoorService(dataSource);
     return {
       module: LifecycleModule,
-      imports: [DaemonModule.forRoot({ dataSource, config, subjects }), VaultModule.forRoot({ dataSource, config, subjects })],
+      imports: [DaemonModule.forRoot({ dataSource, config, subjects }, door), VaultModule.forRoot({ dataSource, config, subjects })],
       controllers: [internsNatsController(subjects.lifecycle)],
       providers: [
         { provide: IntegrationEventsRelay, useValue: relay },
@@ -87,7 +90,10 @@ export class LifecycleModule {
         },
         {
           provide: LEAN_NATS_HANDLERS,
-          useFactory: (queries: InternQueriesService) => internsLeanHandlers(subjects.lifecycle, queries),
+          useFactory: (queries: InternQueriesService) => [
+            ...internsLeanHandlers(subjects.lifecycle, queries),
+            ...doorLeanHandlers(subjects.lifecycle, door),
+          ],
           inject: [InternQueriesService],
         },
       ],

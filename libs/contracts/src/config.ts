@@ -30,6 +30,11 @@ export interface PlatformConfig {
   egressPort: number;
   publicHost: string;
   internDomain: string;
+  /**
+   * INTERN_ORIGIN: where clients reach an intern's door, `{hostname}` standing for its hostname; what daemon access
+   * answers as `origin` (CONTRACT section 20). `npm start` sets `http://{hostname}:<GATEWAY_PORT>`.
+   */
+  internOrigin: string;
   dataDir: string;
   /** Where deleted interns' workspace archives go; defaults to `<DATA_DIR>/archives`. */
   archiveDir: string;
@@ -346,6 +351,7 @@ export function loadConfig(env: Env): PlatformConfig {
     egressPort: intFrom(env, 'EGRESS_PORT', 8085),
     publicHost: stringFrom(env, 'PUBLIC_HOST', 'localhost'),
     internDomain: stringFrom(env, 'INTERN_DOMAIN', 'interns.localhost'),
+    internOrigin: internOriginFrom(env),
     dataDir,
     archiveDir: stringFrom(env, 'ARCHIVE_DIR', `${dataDir.replace(/\/+$/, '')}/archives`),
     archiveTimeoutMs: positiveIntFrom(env, 'ARCHIVE_TIMEOUT_MS', 600000),
@@ -429,6 +435,31 @@ export function loadConfig(env: Env): PlatformConfig {
     egressConnectionsPerIntern: positiveIntFrom(env, 'EGRESS_CONNECTIONS_PER_INTERN', 64),
     egressLogRetentionMs: positiveIntFrom(env, 'EGRESS_LOG_RETENTION_MS', 2592000000),
   };
+}
+
+/** What INTERN_ORIGIN's `{hostname}` stands for. */
+export const INTERN_ORIGIN_HOSTNAME = '{hostname}';
+export const DEFAULT_INTERN_ORIGIN = `https://${INTERN_ORIGIN_HOSTNAME}`;
+
+/** An origin per intern needs the hostname in it, and an origin is an http(s) URL without a path. */
+function internOriginFrom(env: Env): string {
+  const origin = stringFrom(env, 'INTERN_ORIGIN', DEFAULT_INTERN_ORIGIN);
+  const example = origin.split(INTERN_ORIGIN_HOSTNAME).join('intern-0123abcd.example');
+  const parsed = URL.canParse(example) ? new URL(example) : null;
+  if (
+    !origin.includes(INTERN_ORIGIN_HOSTNAME) ||
+    parsed === null ||
+    (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+    parsed.origin !== example
+  ) {
+    throw new Error(`INTERN_ORIGIN must be an http(s) origin holding ${INTERN_ORIGIN_HOSTNAME}, like ${DEFAULT_INTERN_ORIGIN}; got "${origin}"`);
+  }
+  return origin;
+}
+
+/** An intern's origin: INTERN_ORIGIN with its hostname in place. */
+export function internOriginOf(template: string, hostname: string): string {
+  return template.split(INTERN_ORIGIN_HOSTNAME).join(hostname);
 }
 
 /** CONTRACT section 13: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h; seven attempts in all. */

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DomainError } from './errors';
-import type { InternCommandRequest } from './intern';
+import type { InternCommandRequest, InternStatus } from './intern';
 
 /** The headers a daemon receives with a signed invoke; also the keys of the sign answer. */
 export const INVOKE_HEADERS = {
@@ -84,6 +84,50 @@ export interface DaemonTokenCheckRequest {
 export type DaemonTokenCheckReply =
   | { valid: true; internId: string; memberId: string; expiresAt: string }
   | { valid: false; internId: null; memberId: null; expiresAt: null };
+
+/** The door asks which intern a request's Host names (`intern-by-hostname`); `hostname` normalized (lowercase, no port or root dot). */
+export interface InternByHostnameRequest {
+  hostname: string;
+}
+
+/** What the door needs of the intern behind a hostname; null: no intern has it (or it was torn down). */
+export interface DoorIntern {
+  id: string;
+  name: string;
+  status: InternStatus;
+  organizationId: string;
+  workspaceId: string;
+}
+
+export interface InternByHostnameReply {
+  intern: DoorIntern | null;
+}
+
+/**
+ * The door marks a v2 nonce used (`claim-daemon-nonce`) after its signature checked out; `expiresAt` (unix seconds)
+ * is when the signature's timestamp leaves the window, after which the record may go.
+ */
+export interface ClaimDaemonNonceRequest {
+  nonce: string;
+  expiresAt: number;
+}
+
+/** false: the nonce was claimed before, by this or another gateway replica. */
+export interface ClaimDaemonNonceReply {
+  claimed: boolean;
+}
+
+/** The door's signed route (CONTRACT section 20): what a client names in `route` when it signs an invoke for the door. */
+export const DOOR_INVOKE_ROUTE = { method: 'POST', path: '/api/invoke' } as const;
+
+/** `GET /` at the door: the intern and the daemon token's member and expiry (CONTRACT section 20). */
+export interface DoorIdentity {
+  intern_id: string;
+  name: string;
+  status: InternStatus;
+  member_id: string;
+  expires_at: string;
+}
 
 /**
  * Admin, after an identity apply: members no longer active and organizations no longer in the programme lose

@@ -1,6 +1,11 @@
 /** Error reasons of CONTRACT section 2, with their HTTP status and retryability, in one place. */
 export const ERROR_REASONS = {
   invalid_body: { status: 400, retryable: false },
+  /**
+   * The door (interface section 20): a `POST /api/invoke` whose v2 signature does not hold (body, route, timestamp,
+   * nonce, user). A 401 that, unlike section 1's, names its reason: the token was good, the signature was not.
+   */
+  invalid_signature: { status: 401, retryable: false },
   forbidden: { status: 403, retryable: false },
   personal_identity_required: { status: 403, retryable: false },
   insufficient_scope: { status: 403, retryable: false },

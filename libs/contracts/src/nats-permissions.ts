@@ -1,3 +1,4 @@
+import type { IntegrationEventType } from './integration-events';
 import { subjectsFor, type ServiceName, type Subjects } from './subjects';
 
 /**
@@ -38,8 +39,11 @@ const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   daemonAccess: ['gateway'],
   daemonSign: ['gateway'],
   daemonSigningKeys: ['gateway'],
-  // Intern runtimes are hosted by the runs service.
-  daemonTokenCheck: ['runs'],
+  // The door checks the tokens it is shown; intern runtimes are hosted by the runs service.
+  daemonTokenCheck: ['gateway', 'runs'],
+  // The door: which intern a Host names, and a v2 nonce claimed once for every gateway replica.
+  internByHostname: ['gateway'],
+  claimDaemonNonce: ['gateway'],
   daemonAudit: ['admin'],
   vaultList: ['gateway'],
   vaultPut: ['gateway'],
@@ -123,6 +127,15 @@ const TRANSCRIPT_QUOTING_SOURCE: (typeof INTEGRATION_EVENT_SOURCES)[number] = 'r
 export const INTEGRATION_EVENT_DURABLES = { analytics: 'analytics', webhooks: 'webhooks' } as const satisfies Partial<
   Record<NatsProcess, string>
 >;
+
+/**
+ * Integration events some process reads with a plain (core NATS) subscription as well, to drop cached entries: the
+ * gateway's door caches an intern's hostname and status and drops them when its status changes or it is deleted.
+ * No durable consumer: a missed event only leaves an entry to live out its TTL (AUTH_CACHE_TTL_MS).
+ */
+export const CACHE_EVICTING_EVENTS = {
+  gateway: ['intern.status_changed', 'intern.deleted'],
+} as const satisfies Partial<Record<NatsProcess, readonly IntegrationEventType[]>>;
 
 /**
  * Where replies to a process's own requests (and JetStream deliveries of its pull consumers) arrive: a prefix of
@@ -248,6 +261,10 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
       for (const subject of [...streamApi(stream), ...durableApi(stream, durable)]) own.publish.add(subject);
       own.subscribe.add(inboxOf(consumer));
     }
+  }
+
+  for (const [process, types] of Object.entries(CACHE_EVICTING_EVENTS) as [NatsProcess, readonly IntegrationEventType[]][]) {
+    for (const type of types) permissions[process].subscribe.add(subjects.integrationEvent(type));
   }
 
   return Object.fromEntries(

@@ -1,5 +1,5 @@
 import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integration-events';
-import { INTEGRATION_EVENT_DURABLES, NATS_PROCESSES, natsInboxPrefix, natsPermissionsFor, type NatsProcess } from './nats-permissions';
+import { CACHE_EVICTING_EVENTS, INTEGRATION_EVENT_DURABLES, NATS_PROCESSES, natsInboxPrefix, natsPermissionsFor, type NatsProcess } from './nats-permissions';
 import { subjectsFor } from './subjects';
 
 /** nats-server's subject matching: `*` is one token, a trailing `>` one or more. */
@@ -51,6 +51,18 @@ describe('natsPermissionsFor', () => {
     expect(canPublish('admin', subjects.lifecycle.revokeDaemonTokens)).toBe(true);
   });
 
+  it("lets the door look up hostnames, check daemon tokens and claim nonces, and hear of its interns' status", () => {
+    for (const subject of [subjects.lifecycle.internByHostname, subjects.lifecycle.daemonTokenCheck, subjects.lifecycle.claimDaemonNonce]) {
+      expect(canPublish('gateway', subject)).toBe(true);
+    }
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.lifecycle.claimDaemonNonce))).toEqual(['gateway']);
+    expect(canSubscribe('gateway', subjects.integrationEvent('intern.status_changed'))).toBe(true);
+    expect(canSubscribe('gateway', subjects.integrationEvent('intern.deleted'))).toBe(true);
+    // Only those: runs' events (which may quote a transcript) and the intern's other events stay unread.
+    expect(canSubscribe('gateway', subjects.integrationEvent('intern.updated'))).toBe(false);
+    expect(canSubscribe('gateway', subjects.integrationEvent('run.completed'))).toBe(false);
+  });
+
   it('keeps the runs service off lifecycle commands (it may only look an intern up)', () => {
     expect(canPublish('runs', subjects.lifecycle.getIntern)).toBe(true);
     for (const subject of [subjects.lifecycle.createIntern, subjects.lifecycle.deleteIntern, subjects.lifecycle.daemonSign]) {
@@ -75,8 +87,11 @@ describe('natsPermissionsFor', () => {
       const source = INTEGRATION_EVENT_TYPES[type].source as NatsProcess;
       const subject = subjects.integrationEvent(type);
       expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual([source]);
-      // Integration events are read through durable consumers, never a plain subscription.
-      expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subject))).toEqual([]);
+      // Integration events are read through durable consumers; a plain subscription only where a cache drops entries.
+      const evicting = (Object.entries(CACHE_EVICTING_EVENTS) as [NatsProcess, readonly string[]][])
+        .filter(([, types]) => types.includes(type))
+        .map(([process]) => process);
+      expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subject))).toEqual(evicting);
     }
   });
 

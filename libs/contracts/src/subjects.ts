@@ -22,6 +22,8 @@ export const LIFECYCLE_COMMANDS = {
   daemonAccess: 'daemon-access',
   /** Sign an invoke request for a daemon (recorded in the audit). */
   daemonSign: 'daemon-sign',
+  /** The door: marks a v2 signature's nonce used, once for every gateway replica (interface section 20). */
+  claimDaemonNonce: 'claim-daemon-nonce',
   /** The vault (interface section 18): create or replace, delete, copy workspace secrets into an intern's vault. */
   vaultPut: 'vault-put',
   vaultDelete: 'vault-delete',
@@ -38,8 +40,10 @@ export const LIFECYCLE_QUERIES = {
   internIcon: 'intern-icon',
   /** The public signing keys as a JWKS. */
   daemonSigningKeys: 'daemon-signing-keys',
-  /** A runtime validates a daemon token. */
+  /** The door (and a runtime) validates a daemon token. */
   daemonTokenCheck: 'daemon-token-check',
+  /** The door: the intern a hostname names (interface section 20). */
+  internByHostname: 'intern-by-hostname',
   /** Admin: an intern's recorded reveals and signings. */
   daemonAudit: 'daemon-audit',
   vaultList: 'vault-list',
@@ -115,6 +119,8 @@ export function subjectsFor(prefix: string) {
       revokeDaemonTokens: cmd('lifecycle', LIFECYCLE_COMMANDS.revokeDaemonTokens),
       daemonAccess: cmd('lifecycle', LIFECYCLE_COMMANDS.daemonAccess),
       daemonSign: cmd('lifecycle', LIFECYCLE_COMMANDS.daemonSign),
+      claimDaemonNonce: cmd('lifecycle', LIFECYCLE_COMMANDS.claimDaemonNonce),
+      internByHostname: qry('lifecycle', LIFECYCLE_QUERIES.internByHostname),
       daemonSigningKeys: qry('lifecycle', LIFECYCLE_QUERIES.daemonSigningKeys),
       daemonTokenCheck: qry('lifecycle', LIFECYCLE_QUERIES.daemonTokenCheck),
       daemonAudit: qry('lifecycle', LIFECYCLE_QUERIES.daemonAudit),

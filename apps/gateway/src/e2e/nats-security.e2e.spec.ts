@@ -4,6 +4,7 @@
  * process's user is held to the permissions derived from the subject definitions.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,7 +14,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { natsInboxPrefix, type NatsProcess, subjectsFor } from '@interns/contracts';
 import { natsSecurityOptions } from '@interns/messaging';
 import { type NatsServerProcess, Platform, SseResponse, startNatsServer, testNatsPrefix } from '@interns/testing';
-import { API, createRunningIntern, eventually, prompt, query, readStream } from '../testing/chat.fixture';
+import { API, createRunningIntern, eventually, oauthToken, prompt, query, readStream } from '../testing/chat.fixture';
 import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 
 const run = promisify(execFile);
@@ -110,6 +111,26 @@ it('runs the whole flow on the secured broker: create, provision, chat, a run fo
   // No process was refused anything on the way.
   expect(violations()).toEqual([]);
 }, 150_000);
+
+it("serves an intern's door on the secured broker: hostname lookup, token check, signing keys, nonce claim, cache events", async () => {
+  const internId = await createRunningIntern(platform);
+  const { hostname } = (await platform.api(`${API}/interns/${internId}`, { token: KEYS.alice })).body;
+  const oauth = await oauthToken(platform, 'interns vault:read');
+  const { token } = (await platform.api(`${API}/interns/${internId}/daemon`, { token: oauth })).body;
+  const door = (path: string, raw?: string, headers: Record<string, string> = {}) =>
+    platform.api(path, { token, raw, headers: { host: hostname, ...(raw === undefined ? {} : { 'content-type': 'application/json' }), ...headers } });
+  expect((await door('/')).body).toMatchObject({ intern_id: internId, member_id: 'alice' });
+  const body = '{"input":"through the door"}';
+  const signed = await platform.api(`${API}/interns/${internId}/daemon/sign`, {
+    token: oauth,
+    json: { bodySha256: createHash('sha256').update(body).digest('hex'), route: { method: 'POST', path: '/api/invoke' } },
+  });
+  expect((await door('/api/invoke', body, signed.body)).status).toBe(202);
+  expect((await door('/api/invoke', body, signed.body)).body.error.metadata.reason).toBe('invalid_signature');
+  expect((await platform.api(`${API}/interns/${internId}/suspend`, { method: 'POST', token: KEYS.alice })).status).toBe(200);
+  await eventually(() => door('/'), (answer) => answer.status === 409);
+  expect(violations()).toEqual([]);
+}, 60_000);
 
 it('refuses anonymous connections', async () => {
   await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);

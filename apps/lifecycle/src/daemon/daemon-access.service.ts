@@ -5,6 +5,7 @@ import {
   DaemonTokenCheckReply,
   DaemonTokenCheckRequest,
   DomainError,
+  internOriginOf,
   RevokeDaemonTokensReply,
   RevokeDaemonTokensRequest,
 } from '@interns/contracts';
@@ -12,12 +13,19 @@ import type { DaemonAuditLog } from './daemon-audit.log';
 import { daemonCaller, lockRunningIntern } from './daemon-caller';
 import { checkDaemonToken, newDaemonToken, revokeDaemonTokensOfIdentities, storeDaemonToken } from './daemon-tokens';
 
+export interface DaemonAccessOptions {
+  /** DAEMON_TOKEN_TTL_MS. */
+  tokenTtlMs: number;
+  /** INTERN_ORIGIN: the revealed `origin`, `{hostname}` replaced by the intern's (CONTRACT section 20). */
+  internOrigin: string;
+}
+
 /** Reveals daemon tokens (each reveal audited, in the same transaction as the token) and validates them. */
 export class DaemonAccessService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly audit: DaemonAuditLog,
-    private readonly tokenTtlMs: number,
+    private readonly options: DaemonAccessOptions,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -38,11 +46,11 @@ export class DaemonAccessService {
           internId: row.id,
           memberId,
           createdAt,
-          expiresAt: new Date(createdAt.getTime() + this.tokenTtlMs),
+          expiresAt: new Date(createdAt.getTime() + this.options.tokenTtlMs),
         });
       },
     );
-    return { origin: `https://${row.hostname}`, token };
+    return { origin: internOriginOf(this.options.internOrigin, row.hostname), token };
   }
 
   async revokeOfIdentities(request: RevokeDaemonTokensRequest): Promise<RevokeDaemonTokensReply> {

@@ -1,10 +1,12 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import {
+  ClaimDaemonNonceReply,
   DaemonAccessReply,
   DaemonAuditReply,
   DaemonSignReply,
   DaemonSigningKeysReply,
   DaemonTokenCheckReply,
+  InternByHostnameReply,
   INVOKE_HEADERS,
   Principal,
   subjectsFor,
@@ -157,5 +159,42 @@ describe('lifecycle: daemon access and signing', () => {
     expect(await reasonOf(audit('nope'))).toBe('not_found');
     const quiet = await runningIntern('quiet');
     expect(await audit(quiet)).toEqual({ data: [] });
+  });
+
+  describe('the door (interface section 20)', () => {
+    const byHostname = (hostname: unknown) =>
+      rpc.request<InternByHostnameReply>(subjects().internByHostname, { hostname }, { timeoutMs: 10_000 });
+    const claim = (nonce: unknown, expiresAt: unknown) =>
+      rpc.request<ClaimDaemonNonceReply>(subjects().claimDaemonNonce, { nonce, expiresAt }, { timeoutMs: 10_000 });
+
+    it('names the intern behind a hostname, and no one behind any other name', async () => {
+      const id = await runningIntern('door');
+      const hostname = `door-${id.replace(/-/g, '').slice(0, 8)}.${INTERN_DOMAIN}`;
+      expect(await byHostname(hostname)).toEqual({
+        intern: { id, name: 'door', status: 'running', organizationId: creator.organizationId, workspaceId: WS },
+      });
+      for (const other of [`nobody-00000000.${INTERN_DOMAIN}`, hostname.toUpperCase(), '', 42, 'x'.repeat(300)]) {
+        expect(await byHostname(other)).toEqual({ intern: null });
+      }
+    });
+
+    it('lets exactly one of many concurrent claims of a nonce win, and a claim past its window be made again', async () => {
+      const nonce = `n-${randomUUID()}`;
+      const future = Math.floor(Date.now() / 1000) + 60;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => claim(nonce, future)));
+      expect(answers.filter((answer) => answer.claimed)).toHaveLength(1);
+      expect(await claim(nonce, future)).toEqual({ claimed: false });
+
+      const stale = `s-${randomUUID()}`;
+      expect(await claim(stale, Math.floor(Date.now() / 1000) - 1)).toEqual({ claimed: true });
+      expect(await claim(stale, future)).toEqual({ claimed: true });
+      expect(await claim(stale, future)).toEqual({ claimed: false });
+    });
+
+    it('refuses a claim that is no nonce', async () => {
+      for (const [nonce, expiresAt] of [['short', 1], ['with space in it!!', 1], [`n-${randomUUID()}`, -1], [`n-${randomUUID()}`, 'soon']]) {
+        expect(await reasonOf(claim(nonce, expiresAt))).toBe('invalid_body');
+      }
+    });
   });
 });

@@ -1,6 +1,8 @@
 import { Controller, Inject, Type, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import type {
+  ClaimDaemonNonceReply,
+  ClaimDaemonNonceRequest,
   DaemonAccessReply,
   DaemonAccessRequest,
   DaemonAuditReply,
@@ -18,9 +20,10 @@ import { DomainErrorRpcFilter } from '@interns/messaging';
 import { DaemonAccessService } from './daemon-access.service';
 import { DaemonAuditLog } from './daemon-audit.log';
 import { DaemonSigningService } from './daemon-signing.service';
+import { DoorService } from './door.service';
 
 /**
- * Adapter from NATS request/reply to daemon access, signing and their audit; no rules live here.
+ * Adapter from NATS request/reply to daemon access, signing, their audit and the door's nonce claims; no rules live here.
  * Built with the service's subjects, so nothing reads the configuration when this file loads.
  */
 export function daemonNatsController(subjects: Subjects['lifecycle']): Type<unknown> {
@@ -31,6 +34,7 @@ export function daemonNatsController(subjects: Subjects['lifecycle']): Type<unkn
       @Inject(DaemonAccessService) private readonly access: DaemonAccessService,
       @Inject(DaemonSigningService) private readonly signing: DaemonSigningService,
       @Inject(DaemonAuditLog) private readonly audit: DaemonAuditLog,
+      @Inject(DoorService) private readonly door: DoorService,
     ) {}
 
     @MessagePattern(subjects.daemonAccess)
@@ -51,6 +55,11 @@ export function daemonNatsController(subjects: Subjects['lifecycle']): Type<unkn
     @MessagePattern(subjects.daemonTokenCheck)
     checkToken(@Payload() request: DaemonTokenCheckRequest): Promise<DaemonTokenCheckReply> {
       return this.access.check(request);
+    }
+
+    @MessagePattern(subjects.claimDaemonNonce)
+    claimNonce(@Payload() request: ClaimDaemonNonceRequest): Promise<ClaimDaemonNonceReply> {
+      return this.door.claimNonce(request);
     }
 
     @MessagePattern(subjects.revokeDaemonTokens)

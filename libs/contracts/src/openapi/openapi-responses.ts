@@ -102,6 +102,7 @@ export function eventStreamResponse(description: string): OpenApiResponse {
 /** When each reason is answered (CONTRACT section 2), for the responses' descriptions. */
 const REASON_WHEN: Record<ErrorReason, string> = {
   invalid_body: 'malformed JSON, unknown or mistyped field, bad list filter or cursor, field rule broken, or a body where none is taken',
+  invalid_signature: "the door's `POST /api/invoke` (not under /api/v1): its v2 signature does not hold for this body, route, time, nonce and member",
   forbidden: "the credential's owner lost access, the request came to a regional host, or an intern key tried to change an egress policy",
   personal_identity_required: 'daemon access and signing need a personal OAuth access token, not an API key',
   insufficient_scope: 'the OAuth access token lacks `interns` (any intern route) or `vault:read` (signing)',
