@@ -6,10 +6,12 @@ import { installHttpMetrics } from '@interns/service-runtime';
 import { redactUrlCredentials, tracingEnabled } from '@interns/observability';
 import { installRawBodyParser } from './body-rules';
 import { RequestAdmission } from './request-admission.hook';
+import { passUploadBodyThrough } from './files/file-upload-body';
 
 /**
  * Wires the gateway's request handling into Fastify once the application is built (before it listens):
- * request metrics, the per-request state, the catch-all body parser, the admission hook, and a debug-level
+ * request metrics, the per-request state, the catch-all body parser, the admission hook, the file uploads' streamed
+ * bodies, and a debug-level
  * request log.
  */
 @Injectable()
@@ -28,6 +30,8 @@ export class GatewayHttpSetup implements OnModuleInit {
     // First: the admission hook answers refusals itself and ends the onRequest chain, and those count too.
     installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.admission.admit);
+    // After admission (a refused caller never gets to upload): file uploads keep their body as a stream.
+    fastify.addHook('preParsing', passUploadBodyThrough);
     // Installed only when tracing or debug logging is on, so the hot path pays nothing otherwise.
     if (tracingEnabled()) {
       fastify.addHook('preHandler', this.admission.enterRequestContext);

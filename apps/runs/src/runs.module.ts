@@ -1,7 +1,7 @@
 import { DynamicModule, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/service-runtime';
 import type { ServiceDeps } from '@interns/service-runtime';
-import { CursorCodec } from '@interns/contracts';
+import { CursorCodec, FILE_TRANSFER_STALL_MS } from '@interns/contracts';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
@@ -27,19 +27,25 @@ import { PostgresWorkspaceDiskLeases } from './runtime/workspace-disk-leases';
 import type { ShellRunner } from './runtime/shell/shell-runner';
 import { sessionReadModelProjection } from './sessions/session-read-model.projection';
 import { SessionStreams } from './sessions/session-streams';
+import { filesNatsController } from './files/files.nats.controller';
+import { FilesService } from './files/files.service';
+import { FileTransfers } from './files/file-transfers';
+import { WorkspaceFiles } from './files/workspace-files';
 
 /**
- * Ends this replica's runs before the connections close, so attached clients hear why; then detaches the
+ * Ends this replica's runs and file transfers before the connections close, so attached clients hear why; then detaches the
  * workspace disks it attached (the next replica to use one attaches it again).
  */
 class RunsShutdown implements OnApplicationShutdown {
   constructor(
     private readonly host: RunHost,
     private readonly driver: LocalRuntimeDriver,
+    private readonly transfers: FileTransfers,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.shutdown();
+    await this.transfers.closeAll();
     await this.driver.detachDisks();
   }
 }
@@ -119,6 +125,12 @@ export class RunsModule {
       logger: new Logger('IntegrationEventsRelay'),
     });
     const purger = new TranscriptPurger(dataSource, nc, subjects);
+    const transfers = new FileTransfers(nc, subjects.runs, FILE_TRANSFER_STALL_MS);
+    const files = new FilesService(
+      interns,
+      new WorkspaceFiles({ workspaceOf: (internId) => driver.attachedWorkspace(internId), shell, disks }),
+      transfers,
+    );
     return {
       module: RunsModule,
       imports: [RuntimeModule.forRoot({ subjects, driver, host })],
@@ -127,6 +139,7 @@ export class RunsModule {
         chatNatsController(subjects.runs),
         runResourcesNatsController(subjects.runs),
         retentionNatsController(subjects.runs),
+        filesNatsController(subjects.runs),
       ],
       providers: [
         { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
@@ -143,7 +156,8 @@ export class RunsModule {
         { provide: TranscriptPurger, useValue: purger },
         { provide: TranscriptRetentionSweeper, useValue: new TranscriptRetentionSweeper(purger, dataSource, config.transcriptRetentionMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
-        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver) },
+        { provide: FilesService, useValue: files },
+        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver, transfers) },
         { provide: IntegrationEventsRelay, useValue: relay },
       ],
     };

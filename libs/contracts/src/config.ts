@@ -127,6 +127,8 @@ export interface PlatformConfig {
   shellTmpBytes: number;
   /** Bytes an intern's workspace may hold, all files together; writing past it fails inside the sandbox. */
   workspaceQuotaBytes: number;
+  /** FILE_UPLOAD_MAX_BYTES: the largest body a file upload may have (interface section 21); larger: 413. */
+  fileUploadMaxBytes: number;
   /** WORKSPACE_QUOTA_INODES: files and directories an intern's workspace may hold (exact with `WORKSPACE_DISK=image`). */
   workspaceQuotaInodes: number;
   /**
@@ -396,6 +398,7 @@ export function loadConfig(env: Env): PlatformConfig {
     shellTmpBytes: positiveIntFrom(env, 'SHELL_TMP_BYTES', 67108864),
     workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
     workspaceQuotaInodes: positiveIntFrom(env, 'WORKSPACE_QUOTA_INODES', 100000),
+    fileUploadMaxBytes: positiveIntFrom(env, 'FILE_UPLOAD_MAX_BYTES', 104857600),
     workspaceDisk: oneOf(env, 'WORKSPACE_DISK', WORKSPACE_DISK_NAMES, runtimeSandbox === 'off' ? 'directory' : 'image'),
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
     maxToolCallsPerRun: positiveIntFrom(env, 'MAX_TOOL_CALLS_PER_RUN', 50),

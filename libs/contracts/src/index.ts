@@ -22,3 +22,4 @@ export * from './vault';
 export * from './hostname';
 export * from './egress';
 export * from './egress-service';
+export * from './files';

@@ -63,6 +63,7 @@ const RUNS_CALLERS: Callers<Subjects['runs']> = {
   cancelRun: ['gateway'],
   answerRun: ['gateway'],
   purgeTranscripts: ['lifecycle'],
+  filesOpen: ['gateway'],
   runtimeHealth: ['lifecycle'],
   runtimePrepareDisk: ['lifecycle'],
   runtimeBoot: ['lifecycle'],
@@ -101,6 +102,9 @@ const STREAM_READERS: readonly NatsProcess[] = ['gateway'];
 /** Session messages (`runs.session.<token>`): served by the owning runs replica, sent by gateways and other replicas. */
 const SESSION_SENDERS: readonly NatsProcess[] = ['gateway', 'runs'];
 const SESSION_SERVERS: readonly NatsProcess[] = ['runs'];
+/** File transfers (`runs.files.<id>`): served by the runs replica that opened the transfer, driven by the gateway. */
+const FILE_TRANSFER_SENDERS: readonly NatsProcess[] = ['gateway'];
+const FILE_TRANSFER_SERVERS: readonly NatsProcess[] = ['runs'];
 
 /**
  * Run chunk logs (`runs.chunks.<run_id>` in the run chunk stream): appended by the run's owner (and by the
@@ -188,6 +192,16 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
   }
   for (const process of SESSION_SERVERS) {
     permissions[process].subscribe.add(anySession);
+    permissions[process].allowResponses = true;
+  }
+
+  const anyTransfer = subjects.runs.fileTransfer('*');
+  for (const process of FILE_TRANSFER_SENDERS) {
+    permissions[process].publish.add(anyTransfer);
+    permissions[process].subscribe.add(inboxOf(process));
+  }
+  for (const process of FILE_TRANSFER_SERVERS) {
+    permissions[process].subscribe.add(anyTransfer);
     permissions[process].allowResponses = true;
   }
 

@@ -3,7 +3,8 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integratio
 /**
  * Every NATS subject and JetStream name, namespaced by NATS_PREFIX so two systems can share one broker.
  * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
- * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`.
+ * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`,
+ * `<prefix>.runs.files.<transfer_id>`.
  */
 export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -69,6 +70,8 @@ export const RUNS_COMMANDS = {
   answerRun: 'answer-run',
   /** Teardown (CONTRACT section 22): purge a deleted intern's transcripts and run chunks before its teardown completes. */
   purgeTranscripts: 'purge-transcripts',
+  /** An intern's files (interface section 21): list, delete, or open a download or upload transfer. */
+  filesOpen: 'files-open',
 } as const;
 
 /** The runtime driver of the local runs service (CONTRACT section 5 steps; lifecycle calls these over NATS). */
@@ -138,6 +141,7 @@ export function subjectsFor(prefix: string) {
       cancelRun: cmd('runs', RUNS_COMMANDS.cancelRun),
       answerRun: cmd('runs', RUNS_COMMANDS.answerRun),
       purgeTranscripts: cmd('runs', RUNS_COMMANDS.purgeTranscripts),
+      filesOpen: cmd('runs', RUNS_COMMANDS.filesOpen),
       runtimeHealth: qry('runs', RUNS_QUERIES.runtimeHealth),
       runtimePrepareDisk: cmd('runs', RUNTIME_COMMANDS.prepareDisk),
       runtimeBoot: cmd('runs', RUNTIME_COMMANDS.boot),
@@ -150,6 +154,8 @@ export function subjectsFor(prefix: string) {
       session: (sessionToken: string) => `${p}.runs.session.${sessionToken}`,
       /** A run's chunk log, kept in the run chunk stream for RUN_REPLAY_RETENTION_MS after the run ends. */
       chunks: (runId: string) => `${p}.runs.chunks.${runId}`,
+      /** One file transfer's chunks and acknowledgements, served by the runs replica that opened it. */
+      fileTransfer: (transferId: string) => `${p}.runs.files.${transferId}`,
     },
     /** JetStream stream holding every run's chunk log (`runs.chunks.*`). */
     runChunkStreamName: `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_run_chunks`,

@@ -593,6 +593,26 @@ describe('POST /analytics/query', () => {
   });
 });
 
+describe("an intern's files", () => {
+  it('lists, uploads (201, 200), downloads, deletes (204), and refuses as documented', async () => {
+    const id = await createRunningIntern(platform);
+    const file = (path: string) => internPath(id, `/files/${path}`);
+    const upload = (path: string, raw: string | Buffer) => call(file(path), { method: 'PUT', token: KEYS.alice, raw, headers: { 'content-type': 'text/plain' } });
+    expect((await upload('docs/readme.txt', 'hello')).status).toBe(201);
+    expect((await upload('docs/readme.txt', 'hello again')).status).toBe(200);
+    expect((await call(internPath(id, '/files'), { token: KEYS.alice })).body.data).toEqual([expect.objectContaining({ name: 'docs', type: 'directory' })]);
+    expect((await call(file('docs'), { token: KEYS.alice })).body.data.map((entry: { name: string }) => entry.name)).toEqual(['readme.txt']);
+    const download = await call(file('docs/readme.txt'), { token: KEYS.alice });
+    expect([download.status, download.text, download.headers.get('content-type')]).toEqual([200, 'hello again', 'application/octet-stream']);
+    await refusedWith(400, 'invalid_body', file('%2e%2e/etc/passwd'), { token: KEYS.alice });
+    await refusedWith(400, 'invalid_body', file('docs'), { method: 'DELETE', token: KEYS.alice });
+    await refusedWith(404, 'not_found', file('missing.txt'), { token: KEYS.alice });
+    await refusedWith(404, 'not_found', file('docs/readme.txt'), { token: KEYS.aliceOther });
+    expect((await call(file('docs?recursive=true'), { method: 'DELETE', token: KEYS.alice })).status).toBe(204);
+    await refusedWith(401, null, file('x'));
+  });
+});
+
 describe('coverage', () => {
   it('exercised every documented operation with a success, and every error status the contract names', () => {
     const exercised = [...validator.exercised];

@@ -60,7 +60,13 @@ export interface SandboxSpec {
   /** `prlimit` as the sandbox sees it (a path under the mirrored system directories). */
   prlimitPath: string;
   fds: SandboxFds;
+  /** Shell text, run by `/bin/sh -c`. */
   command: string;
+  /**
+   * The command's positional parameters (`$1`, `$2`, ... inside it): data such as file paths travels here, as
+   * separate arguments, never spliced into the shell text.
+   */
+  commandArgs?: string[];
   /** Absent: no network at all (RUNTIME_NETWORK=none). */
   egress?: SandboxEgress;
 }
@@ -68,9 +74,10 @@ export interface SandboxSpec {
 /**
  * Ignores SIGXFSZ, limits the file size, then runs the command: a write past the limit (the workspace quota)
  * fails with EFBIG ("File too large") in the program that wrote, instead of killing it without a word. An
- * ignored signal stays ignored across exec. `$1` is the command, `$2` prlimit, `$3` the size limit.
+ * ignored signal stays ignored across exec. `$1` is the command, `$2` prlimit, `$3` the size limit, the rest the
+ * command's own positional parameters.
  */
-const QUOTA_AWARE_SHELL = 'trap "" XFSZ; exec "$2" --fsize="$3" -- /bin/sh -c "$1"';
+const QUOTA_AWARE_SHELL = 'trap "" XFSZ; c="$1"; p="$2"; l="$3"; shift 3; exec "$p" --fsize="$l" -- /bin/sh -c "$c" sh "$@"';
 
 /**
  * Starts the egress bridge (socat: 127.0.0.1:3128 inside, forked per connection, to the proxy's socket), waits until it
@@ -145,6 +152,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     '--',
     ...(spec.egress === undefined ? [] : ['/bin/sh', '-c', EGRESS_BRIDGE_SHELL, 'egress-bridge', spec.egress.socatPath, SANDBOX_EGRESS_SOCKET]),
     ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, spec.fileSizeBytes === null ? 'unlimited' : String(spec.fileSizeBytes)],
+    ...(spec.commandArgs ?? []),
   );
   return args;
 }

@@ -97,6 +97,13 @@ describe('bwrapArguments', () => {
     expect(command.slice(3)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048']);
   });
 
+  it('hands the command its positional parameters as separate arguments after the size limit', () => {
+    const withArgs = bwrapArguments({ ...SPEC, commandArgs: ['a b', '$(x)', '-n'] });
+    const command = withArgs.slice(withArgs.indexOf('--') + 1);
+    expect(command[2]).toContain('/bin/sh -c "$c" sh "$@"');
+    expect(command.slice(3)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048', 'a b', '$(x)', '-n']);
+  });
+
   it('sets no file size limit on an image disk, which bounds the workspace itself', () => {
     const unbounded = bwrapArguments({ ...SPEC, fileSizeBytes: null });
     expect(unbounded.slice(unbounded.indexOf('--') + 4)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', 'unlimited']);
