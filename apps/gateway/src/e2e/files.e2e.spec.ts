@@ -153,14 +153,19 @@ it('refuses every way out of the workspace with 400, and follows no symlink out'
 }, 90_000);
 
 it('refuses an upload over the quota with 409 and keeps nothing of it; over FILE_UPLOAD_MAX_BYTES with 413', async () => {
+  // The workspace is an image of its own (WORKSPACE_DISK=image), mounted: the quota is the filesystem's size.
+  const [workspace, parent] = await Promise.all([stat(workspaceOf(internId)), stat(join(platform.env.DATA_DIR, 'workspaces'))]);
+  expect(workspace.dev).not.toBe(parent.dev);
   const fits = randomBytes(5 * 1024 * 1024);
   expect((await put('quota/first.bin', fits)).status).toBe(201);
   const before = await readdir(workspaceOf(internId));
   // Announced (Content-Length): refused before a byte lands. Chunked: the disk itself refuses (ENOSPC) mid-way.
   const announced = await put('quota/new-dir/second.bin', randomBytes(5 * 1024 * 1024));
   expect([announced.status, announced.json]).toEqual([409, refusal(409, 'limit_reached')]);
+  expect((announced.json as { error: { message: string } }).error.message).toMatch(/does not fit/);
   const chunked = await request('PUT', filesPath(internId, 'quota/new-dir/second.bin'), { body: randomBytes(5 * 1024 * 1024), chunked: true });
   expect([chunked.status, chunked.json]).toEqual([409, refusal(409, 'limit_reached')]);
+  expect((chunked.json as { error: { message: string } }).error.message).toMatch(/nothing of the upload was kept/);
   expect(await readdir(join(workspaceOf(internId), 'quota'))).toEqual(['first.bin']);
   expect(await readdir(workspaceOf(internId))).toEqual(before);
   // The space is back: a file that fits after the refusal is written.
