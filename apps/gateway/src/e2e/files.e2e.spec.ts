@@ -2,12 +2,14 @@
  * End to end: an intern's files (interface section 21) through the real gateway, runs service and bubblewrap
  * sandbox, on workspace images (WORKSPACE_DISK=image, the default with the sandbox) with a small quota and upload cap.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, Platform } from '@interns/testing';
 import { IDENTITIES, ISO_MS, KEYS } from '../testing/platform-identities.fixture';
-import { API, createIntern, createRunningIntern, prompt, readStream, refusal } from '../testing/chat.fixture';
+import { API, createIntern, createRunningIntern, eventually, prompt, readStream, refusal, sleep } from '../testing/chat.fixture';
 
 const QUOTA_BYTES = 8 * 1024 * 1024;
 const UPLOAD_MAX_BYTES = 6 * 1024 * 1024;
@@ -36,6 +38,42 @@ async function shell(id: string, command: string): Promise<string> {
   const summary = await readStream(await prompt(platform, id, `/shell ${command}`), 30_000);
   expect(summary.finishReason).toBe('stop');
   return summary.content;
+}
+
+/** Live (not zombie) host processes of `uid`, as `ps` lines. */
+function processesOf(uid: number): string[] {
+  let listing: string;
+  try {
+    listing = execFileSync('ps', ['-u', String(uid), '-o', 'pid=,stat=,args='], { encoding: 'utf8' });
+  } catch {
+    listing = ''; // ps exits 1 when nothing matches
+  }
+  return listing.split('\n').filter((line) => line.trim() !== '' && !/^\s*\d+\s+Z/.test(line));
+}
+
+/** A request the client gives up on: after the first bytes of the answer, or once `sent` resolves after some of the body went. */
+function leftHalfway(method: string, path: string, body: Buffer | null, sent: () => Promise<unknown> = async () => undefined): Promise<void> {
+  const port = Number(new URL(platform.gatewayUrl).port);
+  return new Promise((resolve) => {
+    const outgoing = httpRequest({ host: '127.0.0.1', port, path, method, headers: { host: 'localhost', authorization: `Bearer ${KEYS.alice}` }, agent: false }, (answer) => {
+      answer.once('data', () => {
+        outgoing.destroy();
+        resolve();
+      });
+    });
+    outgoing.on('error', () => resolve());
+    if (body === null) {
+      outgoing.end();
+      return;
+    }
+    // Chunked: the gateway cannot know the size, so the bytes reach the sandbox before the client leaves.
+    outgoing.write(body, () =>
+      void sent().finally(() => {
+        outgoing.destroy();
+        resolve();
+      }),
+    );
+  });
 }
 
 beforeAll(async () => {
@@ -176,6 +214,26 @@ it('refuses an upload over the quota with 409 and keeps nothing of it; over FILE
   expect((await request('GET', filesPath(internId, 'big.bin'))).status).toBe(404);
   expect((await request('DELETE', filesPath(internId, 'quota?recursive=true'))).status).toBe(204);
 }, 90_000);
+
+it('cleans up after a client that leaves: an upload cut short leaves nothing, a download cut short leaves no process', async () => {
+  const uid = Number((await shell(internId, 'id -u')).trim());
+  const partial = join(workspaceOf(internId), 'cut', 'short');
+  // Left while the upload is on its way: its temporary file is there.
+  await leftHalfway('PUT', filesPath(internId, 'cut/short/file.bin'), randomBytes(1024 * 1024), () =>
+    eventually(() => readdir(partial).catch(() => []), (entries) => entries.some((name) => name.startsWith('.upload-')), 5_000),
+  );
+  const names = await eventually(() => readdir(workspaceOf(internId)), (entries) => !entries.includes('cut'), 5_000);
+  expect(names).not.toContain('cut');
+  expect(names.filter((name) => name.startsWith('.upload-'))).toEqual([]);
+
+  expect((await put('long.bin', randomBytes(4 * 1024 * 1024))).status).toBe(201);
+  await leftHalfway('GET', filesPath(internId, 'long.bin'), null);
+  // Well before the stall deadline (30 s): the gateway told the runs side, which killed the sandbox's reader.
+  expect(await eventually(async () => processesOf(uid), (processes) => processes.length === 0, 5_000)).toEqual([]);
+  await sleep(100);
+  expect((await request('GET', filesPath(internId, 'long.bin'))).bytes.length).toBe(4 * 1024 * 1024);
+  expect((await request('DELETE', filesPath(internId, 'long.bin'))).status).toBe(204);
+}, 60_000);
 
 it("is visible to the intern's own credentials only: another workspace and another intern's key get 404", async () => {
   await put('private.txt', 'secret');
