@@ -69,6 +69,13 @@ export interface SandboxSpec {
   commandArgs?: string[];
   /** Absent: no network at all (RUNTIME_NETWORK=none). */
   egress?: SandboxEgress;
+  /**
+   * The command's terminal, when it has one (a terminal attached to the intern): its pseudo-terminal stays the
+   * shell's controlling terminal (job control, Ctrl-C, window size changes), so bwrap starts no new session. What a
+   * new session guards against, pushing input into the terminal (TIOCSTI, TIOCLINUX), the syscall filter refuses,
+   * and the terminal is the attached client's own. Absent: a new session, no terminal.
+   */
+  terminal?: { term: string };
 }
 
 /**
@@ -108,7 +115,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     '--unshare-cgroup-try',
     '--disable-userns',
     '--die-with-parent',
-    '--new-session',
+    ...(spec.terminal === undefined ? ['--new-session'] : []),
     '--cap-drop',
     'ALL',
     '--hostname',
@@ -146,6 +153,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--setenv', 'PATH', SANDBOX_PATH],
     ...['--setenv', 'LANG', 'C.UTF-8'],
     ...['--setenv', 'TMPDIR', '/tmp'],
+    ...(spec.terminal === undefined ? [] : ['--setenv', 'TERM', spec.terminal.term]),
     ...egressEnvironment(spec.egress),
     ...['--json-status-fd', String(spec.fds.status)],
     ...['--seccomp', String(spec.fds.seccomp)],

@@ -150,6 +150,18 @@ describe('bwrapArguments with egress (RUNTIME_NETWORK=egress)', () => {
   });
 });
 
+describe('bwrapArguments for a terminal', () => {
+  const args = bwrapArguments({ ...SPEC, terminal: { term: 'xterm-256color' } });
+
+  it('keeps the pseudo-terminal as the controlling terminal (no new session) and sets TERM; every namespace stays', () => {
+    expect(args).not.toContain('--new-session');
+    expect(bwrapArguments(SPEC)).toContain('--new-session');
+    expect(valuesOf(args, '--setenv', 2)).toContainEqual(['TERM', 'xterm-256color']);
+    for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-net', '--disable-userns', '--die-with-parent']) expect(args).toContain(flag);
+    expect(valuesOf(args, '--seccomp')).toEqual([['7']]);
+  });
+});
+
 describe('launchArguments', () => {
   const spec = { procsFiles: ['/sys/fs/cgroup/pids/i/cgroup.procs'], setprivPath: '/usr/bin/setpriv', uid: 200001 };
 

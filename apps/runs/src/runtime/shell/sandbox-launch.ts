@@ -53,6 +53,8 @@ export interface SandboxCommand {
   commandArgs?: string[];
   /** The command's egress listener; absent: no network at all. */
   egress?: EgressGrant;
+  /** Run under a pseudo-terminal (sandbox-pty.ts): bwrap keeps it as the controlling terminal, TERM is set. */
+  terminal?: { term: string };
 }
 
 /** A sandbox ready to start: run it with runProcess (collected output) or streamProcess (pipes). */
@@ -154,6 +156,7 @@ export class SandboxLauncher {
       command: command.command,
       commandArgs: command.commandArgs,
       egress,
+      terminal: command.terminal,
     });
     let cgroup: InternCgroup;
     try {
