@@ -31,21 +31,27 @@ import { filesNatsController } from './files/files.nats.controller';
 import { FilesService } from './files/files.service';
 import { FileTransfers } from './files/file-transfers';
 import { WorkspaceFiles } from './files/workspace-files';
+import { TerminalAudit } from './terminals/terminal-audit';
+import { TerminalHost } from './terminals/terminal-host';
+import { TerminalSessions } from './terminals/terminal-sessions';
+import { terminalsNatsController } from './terminals/terminals.nats.controller';
 
 /**
- * Ends this replica's runs and file transfers before the connections close, so attached clients hear why; then detaches the
- * workspace disks it attached (the next replica to use one attaches it again).
+ * Ends this replica's runs, file transfers and terminals before the connections close, so attached clients hear why;
+ * then detaches the workspace disks it attached (the next replica to use one attaches it again).
  */
 class RunsShutdown implements OnApplicationShutdown {
   constructor(
     private readonly host: RunHost,
     private readonly driver: LocalRuntimeDriver,
     private readonly transfers: FileTransfers,
+    private readonly terminals: TerminalHost,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.shutdown();
     await this.transfers.closeAll();
+    await this.terminals.closeAll();
     await this.driver.detachDisks();
   }
 }
@@ -131,15 +137,26 @@ export class RunsModule {
       new WorkspaceFiles({ workspaceOf: (internId) => driver.attachedWorkspace(internId), shell, disks }),
       transfers,
     );
+    const terminals = new TerminalHost(
+      nc,
+      subjects.runs,
+      new TerminalSessions(dataSource),
+      new TerminalAudit(nc, subjects.lifecycle),
+      driver,
+      // RUNTIME_SANDBOX=off has no sandbox to open a terminal in: terminals are refused, never opened on the host.
+      shell instanceof BubblewrapShell ? shell : null,
+      { perIntern: config.terminalsPerIntern, idleMs: config.terminalIdleMs },
+    );
     return {
       module: RunsModule,
-      imports: [RuntimeModule.forRoot({ subjects, driver, host })],
+      imports: [RuntimeModule.forRoot({ subjects, driver, host, terminals })],
       controllers: [
         pingNatsController('runs', subjects.runs.ping),
         chatNatsController(subjects.runs),
         runResourcesNatsController(subjects.runs),
         retentionNatsController(subjects.runs),
         filesNatsController(subjects.runs),
+        terminalsNatsController(subjects.runs),
       ],
       providers: [
         { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
@@ -157,7 +174,8 @@ export class RunsModule {
         { provide: TranscriptRetentionSweeper, useValue: new TranscriptRetentionSweeper(purger, dataSource, config.transcriptRetentionMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
         { provide: FilesService, useValue: files },
-        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver, transfers) },
+        { provide: TerminalHost, useValue: terminals },
+        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver, transfers, terminals) },
         { provide: IntegrationEventsRelay, useValue: relay },
       ],
     };

@@ -101,6 +101,10 @@ export interface PlatformConfig {
   chatTurnsPerMinute: number;
   /** Concurrent runs on one intern; beyond: 409 `busy`. */
   maxRunsPerIntern: number;
+  /** TERMINALS_PER_INTERN: terminals attached to one intern at once, across replicas; beyond: 409 `limit_reached`. */
+  terminalsPerIntern: number;
+  /** TERMINAL_IDLE_MS: a terminal without input or output this long is closed. */
+  terminalIdleMs: number;
   /** How often a run's owner sends a heartbeat on a quiet stream; the relay declares the link severed after 3 missed. */
   streamHeartbeatMs: number;
   /** Bytes the gateway holds for a chat client that does not read; beyond, the stream is cut and the run cancelled. */
@@ -385,6 +389,8 @@ export function loadConfig(env: Env): PlatformConfig {
     runStreamReadersPerCaller: positiveIntFrom(env, 'RUN_STREAM_READERS_PER_CALLER', 16),
     chatTurnsPerMinute: positiveIntFrom(env, 'CHAT_TURNS_PER_MINUTE', 30),
     maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),
+    terminalsPerIntern: positiveIntFrom(env, 'TERMINALS_PER_INTERN', 4),
+    terminalIdleMs: positiveIntFrom(env, 'TERMINAL_IDLE_MS', 900000),
     streamHeartbeatMs: positiveIntFrom(env, 'STREAM_HEARTBEAT_MS', 1000),
     streamClientBufferBytes: positiveIntFrom(env, 'STREAM_CLIENT_BUFFER_BYTES', 1048576),
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),

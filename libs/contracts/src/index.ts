@@ -23,3 +23,4 @@ export * from './hostname';
 export * from './egress';
 export * from './egress-service';
 export * from './files';
+export * from './terminals';

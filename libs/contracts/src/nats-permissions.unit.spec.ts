@@ -51,6 +51,15 @@ describe('natsPermissionsFor', () => {
     expect(canPublish('admin', subjects.lifecycle.revokeDaemonTokens)).toBe(true);
   });
 
+  it("lets the gateway drive terminals that only runs holds, and runs close another replica's", () => {
+    const id = '0b0e6a52-7d7c-4a8e-9d43-3d7c2f1e9a10';
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.runs.terminalInput(id)))).toEqual(['gateway', 'runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subjects.runs.terminalInput(id)))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.runs.terminalOutput(id)))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subjects.runs.terminalOutput(id)))).toEqual(['gateway']);
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.lifecycle.recordTerminalAudit))).toEqual(['runs']);
+  });
+
   it('lets the gateway drive file transfers that only runs serves', () => {
     const transfer = subjects.runs.fileTransfer('0b0e6a52-7d7c-4a8e-9d43-3d7c2f1e9a10');
     expect(NATS_PROCESSES.filter((process) => canPublish(process, transfer))).toEqual(['gateway']);

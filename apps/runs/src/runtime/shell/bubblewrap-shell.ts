@@ -1,12 +1,14 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { DomainError, type TerminalSize } from '@interns/contracts';
 import type { EgressGrant, SandboxEgressSource } from './sandbox-egress';
 import { formatShellResult, runProcess } from './process-runner';
 import type { ProcessResult } from './process-runner';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
 import { parseStatus, SANDBOX_UNAVAILABLE, SandboxLauncher, SandboxRefusal, type SandboxCommand, type SandboxLimits } from './sandbox-launch';
 import type { SandboxHost } from './sandbox-host';
+import { spawnPty, type PtyProcess } from './sandbox-pty';
 import type { SandboxUidSource } from './sandbox-users';
 import type { ShellRequest, ShellRunner } from './shell-runner';
 import { quotaNote, type WorkspaceDisks } from '../workspace-disk';
@@ -31,6 +33,14 @@ export interface BubblewrapShellOptions {
 }
 
 const UNAVAILABLE = SANDBOX_UNAVAILABLE;
+/** A terminal's login shell (interface section 20): bash reads the profile, TERM as xterm.js and most clients speak. */
+const TERMINAL_COMMAND = 'exec /bin/bash -l';
+const TERMINAL_TERM = 'xterm-256color';
+/**
+ * How often a terminal renews its egress listener, which otherwise expires after the longest a shell command may run
+ * (and a minute): well inside that, so a missed renewal is retried in time.
+ */
+const EGRESS_RENEW_MS = 30_000;
 /** The cgroup the start-up self-test runs in: nobody's. */
 const SELF_TEST = 'self-test';
 
@@ -105,6 +115,54 @@ export class BubblewrapShell implements ShellRunner {
     } finally {
       await egress.close(grant);
     }
+  }
+
+  /**
+   * A login shell under a pseudo-terminal in the intern's sandbox: the shell tool's user, namespaces, limits, cgroup and
+   * egress (a listener of its own, renewed while it lives and closed once it ended: `finished` settles after that).
+   * Refusals are DomainErrors: no sandbox on this host (configuration_error), no egress proxy (internal_error).
+   */
+  async openTerminal(internId: string, workspace: string, size: TerminalSize): Promise<PtyProcess> {
+    const host = await this.launcher.ready();
+    if (host instanceof SandboxRefusal) throw new DomainError('configuration_error', host.message);
+    const uid = await this.sandboxUser(internId, workspace);
+    const { egress } = this.options;
+    let grant: EgressGrant | undefined;
+    if (egress !== undefined) {
+      try {
+        grant = await egress.open(internId, null, uid);
+      } catch (error) {
+        this.logger.error(`no egress listener for a terminal of intern ${internId}: ${(error as Error).message}`);
+        throw new DomainError('internal_error', "egress unavailable: the egress proxy did not answer, so the terminal did not open (the runs service's log says why)");
+      }
+    }
+    const release = async () => {
+      if (egress !== undefined && grant !== undefined) await egress.close(grant);
+    };
+    let terminal: PtyProcess;
+    try {
+      const launch = await this.launcher.launch(host, { cgroupName: internId, uid, workspace, command: TERMINAL_COMMAND, terminal: { term: TERMINAL_TERM }, egress: grant });
+      if (launch instanceof SandboxRefusal) throw new DomainError('configuration_error', launch.message);
+      terminal = await spawnPty(launch.plan, size);
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    if (egress === undefined || grant === undefined) return terminal;
+    const kept = grant;
+    const renewal = setInterval(() => {
+      void egress.renew(kept).then((renewed) => {
+        if (!renewed) this.logger.warn(`the egress listener of a terminal of intern ${internId} is gone (its egress process restarted?): the terminal has no network`);
+      });
+    }, EGRESS_RENEW_MS).unref();
+    return {
+      ...terminal,
+      finished: terminal.finished.then(async (exit) => {
+        clearInterval(renewal);
+        await release();
+        return exit;
+      }),
+    };
   }
 
   /** Removes what the sandbox keeps of an intern beside its workspace (its cgroup), once it is deleted. */
