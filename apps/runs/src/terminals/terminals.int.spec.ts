@@ -13,14 +13,19 @@ import { connect, type NatsConnection, type Subscription } from '@nats-io/transp
 import {
   DomainError,
   subjectsFor,
+  TERMINAL_INPUT_OPS,
+  TERMINAL_LIVENESS_MS,
+  TERMINAL_OP_HEADER,
+  TERMINAL_OUTPUT_OPS,
   TERMINAL_WINDOW_BYTES,
   type RpcRequestPacket,
   type RuntimeStepReply,
   type Subjects,
   type TerminalAuditRequest,
   type TerminalCloseReason,
+  type TerminalOpenRequest,
 } from '@interns/contracts';
-import { RpcClient, TerminalClient, type Terminal } from '@interns/messaging';
+import { RpcClient, terminalHeaders, TerminalClient, type Terminal } from '@interns/messaging';
 import { bootstrapService, type RunningService } from '@interns/service-runtime';
 import { createTestDatabase, testNatsPrefix, type TestDatabase } from '@interns/testing';
 import { RUNS_MIGRATIONS } from '../migrations';
@@ -222,9 +227,7 @@ describe('terminals (runs side, over NATS, in the sandbox)', () => {
     }
     expect(seen.bytes()).toBeGreaterThanOrEqual(TERMINAL_WINDOW_BYTES);
     expect(seen.bytes()).toBeLessThan(TERMINAL_WINDOW_BYTES + 128 * 1024);
-    const flow = host.flowOf(terminal.id);
-    expect(flow).toMatchObject({ paused: true, flushed: 0 });
-    expect(flow!.sent).toBe(seen.bytes());
+    expect(host.flowOf(terminal.id)).toEqual({ paused: true, flushed: 0, sent: seen.bytes() });
     await sleep(1000);
     expect(seen.bytes()).toBe(last);
     expect(seen.text()).not.toContain('flow-42');
@@ -293,4 +296,53 @@ describe('terminals (runs side, over NATS, in the sandbox)', () => {
     expect(await refusalOf(client.openTerminal({ internId: randomUUID(), memberId: 'm', cols: 80, rows: 100_000 }))).toBe('invalid_body');
     expect(await refusalOf(open(randomUUID()))).toBe('intern_not_running');
   });
+
+  it('closes a busy terminal whose gateway fell silent (no heartbeat for TERMINAL_LIVENESS_MS)', async () => {
+    const internId = await bootIntern();
+    const terminalId = randomUUID();
+    // A gateway that opens a terminal, starts a ticking loop (output keeps it from idling), then vanishes.
+    let text = '';
+    let closedWith: string | null = null;
+    const output = nc.subscribe(subjects.runs.terminalOutput(terminalId), {
+      callback: (error, msg) => {
+        if (error) return;
+        if (msg.headers?.get(TERMINAL_OP_HEADER) === TERMINAL_OUTPUT_OPS.closed) closedWith = msg.json<{ reason: string }>().reason;
+        else text += msg.string();
+      },
+    });
+    const request: TerminalOpenRequest = { terminalId, internId, memberId: 'member-ada', cols: 80, rows: 24, correlationId: randomUUID() };
+    await rpc.request(subjects.runs.terminalOpen, request, { timeoutMs: 30_000 });
+    nc.publish(subjects.runs.terminalInput(terminalId), 'echo "uid=$(id -u)"; while :; do echo tick; sleep 1; done\r', { headers: terminalHeaders(TERMINAL_INPUT_OPS.input) });
+    const startedAt = Date.now();
+    while (closedWith === null && Date.now() - startedAt < TERMINAL_LIVENESS_MS + 20_000) await sleep(100);
+    output.unsubscribe();
+    expect(closedWith).toBe('gateway_lost');
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(TERMINAL_LIVENESS_MS - 1000);
+    expect(text.match(/tick/g)?.length ?? 0).toBeGreaterThan(5);
+    await noProcessesOf(Number(/uid=(\d+)/.exec(text)?.[1]));
+    expect(await rowsOf(internId)).toBe(0);
+  }, 60_000);
+
+  it('refuses terminals on a runs service without the sandbox (RUNTIME_SANDBOX=off), rather than open a host shell', async () => {
+    const offPrefix = testNatsPrefix();
+    const unsandboxed = await bootstrapService({
+      service: 'runs',
+      schema: 'runs',
+      migrations: RUNS_MIGRATIONS,
+      port: (config) => config.runsPort,
+      rootModule: (deps) => RunsModule.forRoot(deps),
+      env: { DATABASE_URL: db.url, NATS_PREFIX: offPrefix, RUNS_PORT: '0', DATA_DIR: join(root, 'data-off'), ARCHIVE_DIR: join(root, 'archive-off'), RUNTIME_SANDBOX: 'off' },
+      handleSignals: false,
+      logger: false,
+    });
+    try {
+      const offClient = new TerminalClient(nc, subjectsFor(offPrefix).runs);
+      const failure = await offClient.openTerminal({ internId: randomUUID(), memberId: 'member-ada', cols: 80, rows: 24 }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(DomainError);
+      expect((failure as DomainError).reason).toBe('configuration_error');
+      expect((failure as DomainError).message).toContain('RUNTIME_SANDBOX=off');
+    } finally {
+      await unsandboxed.close();
+    }
+  }, 60_000);
 });
