@@ -41,7 +41,7 @@ describe('EgressListeners: expiry and renewal', () => {
       },
     });
     dir = await mkdtemp(join(tmpdir(), 'egress-listeners-'));
-    const ca = EgressCa.fromPem(await newEgressCaPem());
+    const ca = await EgressCa.fromPem(await newEgressCaPem());
     proxy = new EgressProxy({
       ca,
       ports: [443],
