@@ -26,8 +26,8 @@ export interface DaemonAuditRecord {
 }
 
 /**
- * Reveals, signings and terminals attached and detached, one stream per intern (`daemon-audit-<intern_id>`) in lifecycle's event store. The
- * stream outlives its intern: an operator can still audit a deleted intern.
+ * Reveals, signings and terminals attached and detached, one stream per intern (`daemon-audit-<intern_id>`) in
+ * lifecycle's event store. The stream outlives its intern: an operator can still audit a deleted intern.
  */
 export class DaemonAuditLog {
   constructor(
