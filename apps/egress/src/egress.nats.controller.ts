@@ -7,6 +7,7 @@ import type {
   OpenEgressListenerReply,
   OpenEgressListenerRequest,
   PurgeEgressLogRequest,
+  RenewEgressListenerRequest,
   RuntimeStepReply,
   Subjects,
 } from '@interns/contracts';
@@ -32,6 +33,11 @@ export function egressNatsController(subjects: Subjects['egress'], instanceId: s
     @MessagePattern(subjects.closeListener(instanceId))
     close(@Payload() request: CloseEgressListenerRequest): Promise<{ closed: true }> {
       return this.listeners.close(request);
+    }
+
+    @MessagePattern(subjects.renewListener(instanceId))
+    renew(@Payload() request: RenewEgressListenerRequest): { renewed: boolean } {
+      return this.listeners.renew(request);
     }
 
     @MessagePattern(subjects.log)

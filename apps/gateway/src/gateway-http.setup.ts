@@ -9,11 +9,13 @@ import { DoorHosts } from './door/door-host';
 import { registerDoorRoutes } from './door/door-routes';
 import { DoorHandlers } from './door/door.handlers';
 import { RequestAdmission } from './request-admission.hook';
+import { passUploadBodyThrough } from './files/file-upload-body';
 
 /**
  * Wires the gateway's request handling into Fastify once the application is built (before it listens):
  * request metrics, the per-request state, the catch-all body parser, the admission hook, the door's routes (Fastify
- * routes of their own: they live outside `/api/v1` and only for hosts under INTERN_DOMAIN) and a debug-level
+ * routes of their own: they live outside `/api/v1` and only for hosts under INTERN_DOMAIN), the file uploads' streamed
+ * bodies, and a debug-level
  * request log.
  */
 @Injectable()
@@ -35,6 +37,8 @@ export class GatewayHttpSetup implements OnModuleInit {
     installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.admission.admit);
     registerDoorRoutes(fastify, this.doorHosts, this.door.routes());
+    // After admission (a refused caller never gets to upload): file uploads keep their body as a stream.
+    fastify.addHook('preParsing', passUploadBodyThrough);
     // Installed only when tracing or debug logging is on, so the hot path pays nothing otherwise.
     if (tracingEnabled()) {
       fastify.addHook('preHandler', this.admission.enterRequestContext);

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { subjectsFor } from '@interns/contracts';
 import { APP_FILTER } from '@nestjs/core';
 import { subjectsFor } from '@interns/contracts';
 import { CredentialResolver } from '@interns/identity';
@@ -33,6 +34,8 @@ import { WebhooksHttpController } from './webhooks/webhooks.http.controller';
 import { VaultHttpController } from './vault/vault.http.controller';
 import { EgressPolicyHttpController } from './egress/egress-policy.http.controller';
 import { EgressLogHttpController } from './egress/egress-log.http.controller';
+import { FilesHttpController } from './files/files.http.controller';
+import { FileTransferClient } from './files/file-transfer.client';
 
 /**
  * The gateway's HTTP surface: the API under `/api/v1` (the app's global prefix, see api-prefix.ts) plus health
@@ -69,6 +72,7 @@ export class GatewayModule {
         OpenApiHttpController,
         WebhooksHttpController,
         VaultHttpController,
+        FilesHttpController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
@@ -76,6 +80,7 @@ export class GatewayModule {
         { provide: CredentialResolver, useValue: resolver },
         { provide: CHAT_DEPENDENCIES, useValue: chat },
         { provide: ServiceClient, useValue: services },
+        { provide: FileTransferClient, useValue: new FileTransferClient(deps.nats, subjectsFor(config.natsPrefix).runs) },
         { provide: ChatTurnCounter, useValue: turns },
         { provide: AuthFailureLimiter, useValue: deps.authFailures },
         { provide: AnalyticsQueryLimiter, useValue: deps.analyticsQueries },

@@ -1,7 +1,7 @@
 import { DynamicModule, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/service-runtime';
 import type { ServiceDeps } from '@interns/service-runtime';
-import { CursorCodec } from '@interns/contracts';
+import { CursorCodec, FILE_TRANSFER_STALL_MS } from '@interns/contracts';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
@@ -27,19 +27,31 @@ import { PostgresWorkspaceDiskLeases } from './runtime/workspace-disk-leases';
 import type { ShellRunner } from './runtime/shell/shell-runner';
 import { sessionReadModelProjection } from './sessions/session-read-model.projection';
 import { SessionStreams } from './sessions/session-streams';
+import { filesNatsController } from './files/files.nats.controller';
+import { FilesService } from './files/files.service';
+import { FileTransfers } from './files/file-transfers';
+import { WorkspaceFiles } from './files/workspace-files';
+import { TerminalAudit } from './terminals/terminal-audit';
+import { TerminalHost } from './terminals/terminal-host';
+import { TerminalSessions } from './terminals/terminal-sessions';
+import { terminalsNatsController } from './terminals/terminals.nats.controller';
 
 /**
- * Ends this replica's runs before the connections close, so attached clients hear why; then detaches the
- * workspace disks it attached (the next replica to use one attaches it again).
+ * Ends this replica's runs, file transfers and terminals before the connections close, so attached clients hear why;
+ * then detaches the workspace disks it attached (the next replica to use one attaches it again).
  */
 class RunsShutdown implements OnApplicationShutdown {
   constructor(
     private readonly host: RunHost,
     private readonly driver: LocalRuntimeDriver,
+    private readonly transfers: FileTransfers,
+    private readonly terminals: TerminalHost,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.shutdown();
+    await this.transfers.closeAll();
+    await this.terminals.closeAll();
     await this.driver.detachDisks();
   }
 }
@@ -119,14 +131,32 @@ export class RunsModule {
       logger: new Logger('IntegrationEventsRelay'),
     });
     const purger = new TranscriptPurger(dataSource, nc, subjects);
+    const transfers = new FileTransfers(nc, subjects.runs, FILE_TRANSFER_STALL_MS);
+    const files = new FilesService(
+      interns,
+      new WorkspaceFiles({ workspaceOf: (internId) => driver.attachedWorkspace(internId), shell, disks }),
+      transfers,
+    );
+    const terminals = new TerminalHost(
+      nc,
+      subjects.runs,
+      new TerminalSessions(dataSource),
+      new TerminalAudit(nc, subjects.lifecycle),
+      driver,
+      // RUNTIME_SANDBOX=off has no sandbox to open a terminal in: terminals are refused, never opened on the host.
+      shell instanceof BubblewrapShell ? shell : null,
+      { perIntern: config.terminalsPerIntern, idleMs: config.terminalIdleMs },
+    );
     return {
       module: RunsModule,
-      imports: [RuntimeModule.forRoot({ subjects, driver, host })],
+      imports: [RuntimeModule.forRoot({ subjects, driver, host, terminals })],
       controllers: [
         pingNatsController('runs', subjects.runs.ping),
         chatNatsController(subjects.runs),
         runResourcesNatsController(subjects.runs),
         retentionNatsController(subjects.runs),
+        filesNatsController(subjects.runs),
+        terminalsNatsController(subjects.runs),
       ],
       providers: [
         { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
@@ -143,7 +173,9 @@ export class RunsModule {
         { provide: TranscriptPurger, useValue: purger },
         { provide: TranscriptRetentionSweeper, useValue: new TranscriptRetentionSweeper(purger, dataSource, config.transcriptRetentionMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
-        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver) },
+        { provide: FilesService, useValue: files },
+        { provide: TerminalHost, useValue: terminals },
+        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver, transfers, terminals) },
         { provide: IntegrationEventsRelay, useValue: relay },
       ],
     };

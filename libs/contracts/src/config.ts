@@ -106,6 +106,10 @@ export interface PlatformConfig {
   chatTurnsPerMinute: number;
   /** Concurrent runs on one intern; beyond: 409 `busy`. */
   maxRunsPerIntern: number;
+  /** TERMINALS_PER_INTERN: terminals attached to one intern at once, across replicas; beyond: 409 `limit_reached`. */
+  terminalsPerIntern: number;
+  /** TERMINAL_IDLE_MS: a terminal without input or output this long is closed. */
+  terminalIdleMs: number;
   /** How often a run's owner sends a heartbeat on a quiet stream; the relay declares the link severed after 3 missed. */
   streamHeartbeatMs: number;
   /** Bytes the gateway holds for a chat client that does not read; beyond, the stream is cut and the run cancelled. */
@@ -132,6 +136,8 @@ export interface PlatformConfig {
   shellTmpBytes: number;
   /** Bytes an intern's workspace may hold, all files together; writing past it fails inside the sandbox. */
   workspaceQuotaBytes: number;
+  /** FILE_UPLOAD_MAX_BYTES: the largest body a file upload may have (interface section 21); larger: 413. */
+  fileUploadMaxBytes: number;
   /** WORKSPACE_QUOTA_INODES: files and directories an intern's workspace may hold (exact with `WORKSPACE_DISK=image`). */
   workspaceQuotaInodes: number;
   /**
@@ -389,6 +395,8 @@ export function loadConfig(env: Env): PlatformConfig {
     runStreamReadersPerCaller: positiveIntFrom(env, 'RUN_STREAM_READERS_PER_CALLER', 16),
     chatTurnsPerMinute: positiveIntFrom(env, 'CHAT_TURNS_PER_MINUTE', 30),
     maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),
+    terminalsPerIntern: positiveIntFrom(env, 'TERMINALS_PER_INTERN', 4),
+    terminalIdleMs: positiveIntFrom(env, 'TERMINAL_IDLE_MS', 900000),
     streamHeartbeatMs: positiveIntFrom(env, 'STREAM_HEARTBEAT_MS', 1000),
     streamClientBufferBytes: positiveIntFrom(env, 'STREAM_CLIENT_BUFFER_BYTES', 1048576),
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),
@@ -402,6 +410,7 @@ export function loadConfig(env: Env): PlatformConfig {
     shellTmpBytes: positiveIntFrom(env, 'SHELL_TMP_BYTES', 67108864),
     workspaceQuotaBytes: positiveIntFrom(env, 'WORKSPACE_QUOTA_BYTES', 1073741824),
     workspaceQuotaInodes: positiveIntFrom(env, 'WORKSPACE_QUOTA_INODES', 100000),
+    fileUploadMaxBytes: positiveIntFrom(env, 'FILE_UPLOAD_MAX_BYTES', 104857600),
     workspaceDisk: oneOf(env, 'WORKSPACE_DISK', WORKSPACE_DISK_NAMES, runtimeSandbox === 'off' ? 'directory' : 'image'),
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
     maxToolCallsPerRun: positiveIntFrom(env, 'MAX_TOOL_CALLS_PER_RUN', 50),

@@ -149,7 +149,8 @@ export interface DaemonAuditRequest {
   internId: string;
 }
 
-export type DaemonAuditKind = 'daemon_access' | 'signing';
+/** Reveals and signings (section 8), and terminals attached and detached (section 20). */
+export type DaemonAuditKind = 'daemon_access' | 'signing' | 'terminal_attached' | 'terminal_detached';
 
 export interface DaemonAuditEntry {
   kind: DaemonAuditKind;

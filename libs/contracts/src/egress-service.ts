@@ -23,6 +23,14 @@ export interface OpenEgressListenerReply {
   secretEnv: Record<string, string>;
 }
 
+/**
+ * runs -> egress: the command goes on (a terminal lives longer than a shell command may run): its listener's expiry
+ * starts again. `renewed: false`: no such listener here (it expired or its egress process restarted).
+ */
+export interface RenewEgressListenerRequest {
+  socketPath: string;
+}
+
 /** runs -> egress: the command ended; its listener and every connection it holds go. */
 export interface CloseEgressListenerRequest {
   socketPath: string;

@@ -22,3 +22,5 @@ export * from './vault';
 export * from './hostname';
 export * from './egress';
 export * from './egress-service';
+export * from './files';
+export * from './terminals';

@@ -53,6 +53,8 @@ const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   // The egress proxy asks for the policy and the sealed secrets it enforces and opens.
   egressContext: ['egress'],
   putEgressPolicy: ['gateway'],
+  // The runs replica holding a terminal records its attach and detach.
+  recordTerminalAudit: ['runs'],
   ping: PROBE,
 };
 
@@ -67,6 +69,8 @@ const RUNS_CALLERS: Callers<Subjects['runs']> = {
   cancelRun: ['gateway'],
   answerRun: ['gateway'],
   purgeTranscripts: ['lifecycle'],
+  filesOpen: ['gateway'],
+  terminalOpen: ['gateway'],
   runtimeHealth: ['lifecycle'],
   runtimePrepareDisk: ['lifecycle'],
   runtimeBoot: ['lifecycle'],
@@ -105,6 +109,16 @@ const STREAM_READERS: readonly NatsProcess[] = ['gateway'];
 /** Session messages (`runs.session.<token>`): served by the owning runs replica, sent by gateways and other replicas. */
 const SESSION_SENDERS: readonly NatsProcess[] = ['gateway', 'runs'];
 const SESSION_SERVERS: readonly NatsProcess[] = ['runs'];
+/** File transfers (`runs.files.<id>`): served by the runs replica that opened the transfer, driven by the gateway. */
+const FILE_TRANSFER_SENDERS: readonly NatsProcess[] = ['gateway'];
+const FILE_TRANSFER_SERVERS: readonly NatsProcess[] = ['runs'];
+/**
+ * Terminals (`runs.terminal.<id>.in|out`): the replica holding one serves its input subject, which the gateway drives
+ * and other replicas close through (suspend and delete reach every replica); its output goes to the gateway only.
+ */
+const TERMINAL_INPUT_SENDERS: readonly NatsProcess[] = ['gateway', 'runs'];
+const TERMINAL_HOLDERS: readonly NatsProcess[] = ['runs'];
+const TERMINAL_READERS: readonly NatsProcess[] = ['gateway'];
 
 /**
  * Run chunk logs (`runs.chunks.<run_id>` in the run chunk stream): appended by the run's owner (and by the
@@ -183,7 +197,7 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
   requests('analytics', subjects.analytics, ANALYTICS_CALLERS);
   requests('webhooks', subjects.webhooks, WEBHOOKS_CALLERS);
   requests('egress', subjects.egress, EGRESS_CALLERS);
-  for (const subject of [subjects.egress.openListener('*'), subjects.egress.closeListener('*')]) {
+  for (const subject of [subjects.egress.openListener('*'), subjects.egress.closeListener('*'), subjects.egress.renewListener('*')]) {
     permissions.egress.subscribe.add(subject);
     for (const caller of LISTENER_CALLERS) {
       permissions[caller].publish.add(subject);
@@ -203,6 +217,29 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
     permissions[process].subscribe.add(anySession);
     permissions[process].allowResponses = true;
   }
+
+  const anyTransfer = subjects.runs.fileTransfer('*');
+  for (const process of FILE_TRANSFER_SENDERS) {
+    permissions[process].publish.add(anyTransfer);
+    permissions[process].subscribe.add(inboxOf(process));
+  }
+  for (const process of FILE_TRANSFER_SERVERS) {
+    permissions[process].subscribe.add(anyTransfer);
+    permissions[process].allowResponses = true;
+  }
+
+  const anyTerminalInput = subjects.runs.terminalInput('*');
+  const anyTerminalOutput = subjects.runs.terminalOutput('*');
+  for (const process of TERMINAL_INPUT_SENDERS) {
+    permissions[process].publish.add(anyTerminalInput);
+    permissions[process].subscribe.add(inboxOf(process));
+  }
+  for (const process of TERMINAL_HOLDERS) {
+    permissions[process].subscribe.add(anyTerminalInput);
+    permissions[process].publish.add(anyTerminalOutput);
+    permissions[process].allowResponses = true;
+  }
+  for (const process of TERMINAL_READERS) permissions[process].subscribe.add(anyTerminalOutput);
 
   const chunkStream = subjects.runChunkStreamName;
   for (const process of CHUNK_LOG_WRITERS) {

@@ -63,6 +63,22 @@ describe('natsPermissionsFor', () => {
     expect(canSubscribe('gateway', subjects.integrationEvent('run.completed'))).toBe(false);
   });
 
+  it("lets the gateway drive terminals that only runs holds, and runs close another replica's", () => {
+    const id = '0b0e6a52-7d7c-4a8e-9d43-3d7c2f1e9a10';
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.runs.terminalInput(id)))).toEqual(['gateway', 'runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subjects.runs.terminalInput(id)))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.runs.terminalOutput(id)))).toEqual(['runs']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, subjects.runs.terminalOutput(id)))).toEqual(['gateway']);
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.lifecycle.recordTerminalAudit))).toEqual(['runs']);
+  });
+
+  it('lets the gateway drive file transfers that only runs serves', () => {
+    const transfer = subjects.runs.fileTransfer('0b0e6a52-7d7c-4a8e-9d43-3d7c2f1e9a10');
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, transfer))).toEqual(['gateway']);
+    expect(NATS_PROCESSES.filter((process) => canSubscribe(process, transfer))).toEqual(['runs']);
+    expect(canPublish('gateway', subjects.runs.filesOpen)).toBe(true);
+  });
+
   it('keeps the runs service off lifecycle commands (it may only look an intern up)', () => {
     expect(canPublish('runs', subjects.lifecycle.getIntern)).toBe(true);
     for (const subject of [subjects.lifecycle.createIntern, subjects.lifecycle.deleteIntern, subjects.lifecycle.daemonSign]) {

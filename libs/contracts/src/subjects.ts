@@ -3,7 +3,8 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integratio
 /**
  * Every NATS subject and JetStream name, namespaced by NATS_PREFIX so two systems can share one broker.
  * Shape: `<prefix>.<service>.<cmd|qry>.<name>`, `<prefix>.evt.<service>.<event-type>`,
- * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`.
+ * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`,
+ * `<prefix>.runs.files.<transfer_id>`, `<prefix>.runs.terminal.<terminal_id>.in|out`.
  */
 export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -30,6 +31,8 @@ export const LIFECYCLE_COMMANDS = {
   vaultCopy: 'vault-copy',
   /** An intern's egress policy (interface section 19): replace its allow list. */
   putEgressPolicy: 'put-egress-policy',
+  /** Runs records a terminal's attach or detach in the intern's audit (interface section 20). */
+  recordTerminalAudit: 'record-terminal-audit',
 } as const;
 
 export const LIFECYCLE_QUERIES = {
@@ -73,6 +76,10 @@ export const RUNS_COMMANDS = {
   answerRun: 'answer-run',
   /** Teardown (CONTRACT section 22): purge a deleted intern's transcripts and run chunks before its teardown completes. */
   purgeTranscripts: 'purge-transcripts',
+  /** An intern's files (interface section 21): list, delete, or open a download or upload transfer. */
+  filesOpen: 'files-open',
+  /** A terminal on a running intern (interface section 20), opened by the door; its bytes then go to its own subjects. */
+  terminalOpen: 'terminal-open',
 } as const;
 
 /** The runtime driver of the local runs service (CONTRACT section 5 steps; lifecycle calls these over NATS). */
@@ -94,6 +101,8 @@ export const WEBHOOKS_QUERIES = { ping: 'ping', listEndpoints: 'list-endpoints',
 export const EGRESS_COMMANDS = {
   openListener: 'open-listener',
   closeListener: 'close-listener',
+  /** A long-lived command (a terminal) keeps its listener: its expiry starts again. */
+  renewListener: 'renew-listener',
   /** Teardown (CONTRACT section 22): a deleted intern's egress log goes. */
   purgeLog: 'purge-log',
 } as const;
@@ -131,6 +140,7 @@ export function subjectsFor(prefix: string) {
       egressPolicy: qry('lifecycle', LIFECYCLE_QUERIES.egressPolicy),
       egressContext: qry('lifecycle', LIFECYCLE_QUERIES.egressContext),
       putEgressPolicy: cmd('lifecycle', LIFECYCLE_COMMANDS.putEgressPolicy),
+      recordTerminalAudit: cmd('lifecycle', LIFECYCLE_COMMANDS.recordTerminalAudit),
       ping: qry('lifecycle', LIFECYCLE_QUERIES.ping),
     },
     runs: {
@@ -144,6 +154,8 @@ export function subjectsFor(prefix: string) {
       cancelRun: cmd('runs', RUNS_COMMANDS.cancelRun),
       answerRun: cmd('runs', RUNS_COMMANDS.answerRun),
       purgeTranscripts: cmd('runs', RUNS_COMMANDS.purgeTranscripts),
+      filesOpen: cmd('runs', RUNS_COMMANDS.filesOpen),
+      terminalOpen: cmd('runs', RUNS_COMMANDS.terminalOpen),
       runtimeHealth: qry('runs', RUNS_QUERIES.runtimeHealth),
       runtimePrepareDisk: cmd('runs', RUNTIME_COMMANDS.prepareDisk),
       runtimeBoot: cmd('runs', RUNTIME_COMMANDS.boot),
@@ -156,6 +168,12 @@ export function subjectsFor(prefix: string) {
       session: (sessionToken: string) => `${p}.runs.session.${sessionToken}`,
       /** A run's chunk log, kept in the run chunk stream for RUN_REPLAY_RETENTION_MS after the run ends. */
       chunks: (runId: string) => `${p}.runs.chunks.${runId}`,
+      /** One file transfer's chunks and acknowledgements, served by the runs replica that opened it. */
+      fileTransfer: (transferId: string) => `${p}.runs.files.${transferId}`,
+      /** A terminal's input, resizes, acknowledgements, heartbeats and close: served by the runs replica holding it. */
+      terminalInput: (terminalId: string) => `${p}.runs.terminal.${terminalId}.in`,
+      /** A terminal's output and its closing, read by the gateway serving its client. */
+      terminalOutput: (terminalId: string) => `${p}.runs.terminal.${terminalId}.out`,
     },
     /** JetStream stream holding every run's chunk log (`runs.chunks.*`). */
     runChunkStreamName: `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_run_chunks`,
@@ -180,6 +198,7 @@ export function subjectsFor(prefix: string) {
        */
       openListener: (instance: string) => `${cmd('egress', EGRESS_COMMANDS.openListener)}.${instance}`,
       closeListener: (instance: string) => `${cmd('egress', EGRESS_COMMANDS.closeListener)}.${instance}`,
+      renewListener: (instance: string) => `${cmd('egress', EGRESS_COMMANDS.renewListener)}.${instance}`,
       purgeLog: cmd('egress', EGRESS_COMMANDS.purgeLog),
     },
     /** Integration event subject: `<prefix>.evt.<publishing service>.<type>`, e.g. `interns.evt.runs.run.completed`. */

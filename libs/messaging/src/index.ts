@@ -8,3 +8,4 @@ export * from './jetstream-stream';
 export * from './durable-stream-consumer';
 export * from './lean-nats-handler';
 export * from './visible-intern';
+export * from './terminal-client';

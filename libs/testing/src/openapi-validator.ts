@@ -190,7 +190,10 @@ function documentedRoutes(document: OpenApiDocument, basePath: string): Document
   for (const [template, item] of Object.entries(document.paths)) {
     const source = template
       .split('/')
-      .map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      // `{path}` last (a file's path in a workspace) is the rest of the path, slashes and all.
+      .map((segment, index, all) =>
+        segment === '{path}' && index === all.length - 1 ? '.*' : /^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
       .join('/');
     for (const method of HTTP_METHODS) {
       const operation = item[method];

@@ -8,6 +8,7 @@ import {
   type EgressContextReply,
   type OpenEgressListenerReply,
   type OpenEgressListenerRequest,
+  type RenewEgressListenerRequest,
 } from '@interns/contracts';
 import type { EgressContext, EgressPolicy, EgressProxy } from '@interns/egress-proxy';
 import type { VaultOpener } from '@interns/vault';
@@ -89,12 +90,7 @@ export class EgressListeners {
     };
     const socketPath = join(this.options.socketDir, `${randomUUID()}${SOCKET_SUFFIX}`);
     await this.options.proxy.listen(socketPath, context);
-    const expiry = setTimeout(() => {
-      this.logger.warn(`closing the egress listener of intern ${internId}: its command outlived the longest a command may run`);
-      void this.close({ socketPath });
-    }, this.options.maxLifetimeMs);
-    expiry.unref();
-    this.expiries.set(socketPath, expiry);
+    this.expireLater(socketPath, internId);
     return {
       socketPath,
       caCertificate: this.options.caCertificate,
@@ -103,6 +99,23 @@ export class EgressListeners {
         first.secrets.map((secret) => secret.name),
       ),
     };
+  }
+
+  /** A terminal's listener lives as long as its runs replica keeps renewing it (a dead replica stops, so it expires). */
+  renew(request: RenewEgressListenerRequest): { renewed: boolean } {
+    const expiry = this.expiries.get(request.socketPath);
+    if (expiry === undefined) return { renewed: false };
+    expiry.refresh();
+    return { renewed: true };
+  }
+
+  private expireLater(socketPath: string, internId: string): void {
+    const expiry = setTimeout(() => {
+      this.logger.warn(`closing the egress listener of intern ${internId}: its command outlived the longest a command may run without renewing it`);
+      void this.close({ socketPath });
+    }, this.options.maxLifetimeMs);
+    expiry.unref();
+    this.expiries.set(socketPath, expiry);
   }
 
   async close(request: CloseEgressListenerRequest): Promise<{ closed: true }> {

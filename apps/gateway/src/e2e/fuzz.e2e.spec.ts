@@ -227,6 +227,8 @@ async function createWebhook(): Promise<string> {
 /** Destructive operations act on objects of their own, so the rest keep reaching a running intern and a live endpoint. */
 function knownValuesFor(operation: FuzzOperation, name: string): readonly unknown[] | undefined {
   if (name === 'intern_id' && operation.method === 'PATCH') return [known.patched];
+  // A file's delete removes a file, not the intern: it reaches the running one's workspace.
+  if (name === 'intern_id' && operation.path.includes('/files/')) return [known.running];
   if (name === 'intern_id' && (operation.method === 'DELETE' || /\/(?:provision|suspend)$/.test(operation.path))) return [known.doomed];
   if (name === 'webhook_id' && operation.method === 'DELETE') return [known.doomedWebhookId];
   return undefined;
@@ -251,6 +253,7 @@ function fuzzContext(): FuzzContext {
       // A prompt the scripted model answers: a mutation of its parts reaches the run, not just the body rules.
       messages: [[{ role: 'user', content: '/say fuzz' }]],
       content: ['/say fuzz'],
+      path: ['notes.txt', 'fuzz/notes.txt'],
       model: [null, 'local/scripted'],
     },
     knownValuesFor,

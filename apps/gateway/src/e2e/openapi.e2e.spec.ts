@@ -33,7 +33,7 @@ let platform: Platform;
 let validator: OpenApiResponseValidator;
 const tokens = { full: '', noVault: '', noInterns: '' };
 /** One intern per concern, so turn limits and run limits never cross tests. */
-const interns = { talk: '', steer: '', busy: '', ended: '', daemon: '', limited: '', runs: '', inbox: '', stopped: '' };
+const interns = { talk: '', steer: '', busy: '', ended: '', daemon: '', limited: '', runs: '', inbox: '', files: '', stopped: '' };
 
 // ---- requests whose answers are checked against the served document ----
 
@@ -125,7 +125,7 @@ beforeAll(async () => {
   // The document the answers are checked against is the one the gateway serves.
   const served = await platform.api<OpenApiDocument>(`${API}/openapi.json`);
   validator = new OpenApiResponseValidator(served.body);
-  const running = ['talk', 'steer', 'busy', 'ended', 'daemon', 'limited', 'runs', 'inbox'] as const;
+  const running = ['talk', 'steer', 'busy', 'ended', 'daemon', 'limited', 'runs', 'inbox', 'files'] as const;
   await Promise.all([
     ...running.map(async (name) => (interns[name] = await createRunningIntern(platform, KEYS.alice, 60_000))),
     createIntern(platform).then((id) => (interns.stopped = id)),
@@ -590,6 +590,27 @@ describe('POST /analytics/query', () => {
     expect(refused.body).toEqual({ error: { code: 400, message: 'metrics[0]: unknown metric "cost"' } });
     expect((await call(`${API}/analytics/query`, { method: 'POST', json: body })).status).toBe(401);
     expect((await call(`${API}/analytics/query`, { method: 'POST', token: KEYS.alice, json: body })).status).toBe(403);
+  });
+});
+
+describe("an intern's files", () => {
+  it('lists, uploads (201, 200), downloads, deletes (204), and refuses as documented', async () => {
+    const id = interns.files;
+    const file = (path: string) => internPath(id, `/files/${path}`);
+    const upload = (path: string, raw: string | Buffer) => call(file(path), { method: 'PUT', token: KEYS.alice, raw, headers: { 'content-type': 'text/plain' } });
+    expect((await upload('docs/readme.txt', 'hello')).status).toBe(201);
+    expect((await upload('docs/readme.txt', 'hello again')).status).toBe(200);
+    expect((await call(internPath(id, '/files'), { token: KEYS.alice })).body.data).toEqual([expect.objectContaining({ name: 'docs', type: 'directory' })]);
+    expect((await call(file('docs'), { token: KEYS.alice })).body.data.map((entry: { name: string }) => entry.name)).toEqual(['readme.txt']);
+    const download = await call(file('docs/readme.txt'), { token: KEYS.alice });
+    expect([download.status, download.text, download.headers.get('content-type')]).toEqual([200, 'hello again', 'application/octet-stream']);
+    // (The client's URL parser would resolve a `..`: files.e2e sends those raw.)
+    await refusedWith(400, 'invalid_body', file('docs//readme.txt'), { token: KEYS.alice });
+    await refusedWith(400, 'invalid_body', file('docs'), { method: 'DELETE', token: KEYS.alice });
+    await refusedWith(404, 'not_found', file('missing.txt'), { token: KEYS.alice });
+    await refusedWith(404, 'not_found', file('docs/readme.txt'), { token: KEYS.aliceOther });
+    expect((await call(file('docs?recursive=true'), { method: 'DELETE', token: KEYS.alice })).status).toBe(204);
+    await refusedWith(401, null, file('x'));
   });
 });
 

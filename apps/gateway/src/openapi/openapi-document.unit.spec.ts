@@ -39,7 +39,8 @@ function asList(value: string | string[] | undefined): string[] {
 
 function joinPath(base: string, path: string): string {
   const joined = `/${[base, path].join('/')}`.replace(/\/+/g, '/').replace(/(.)\/$/, '$1');
-  return joined.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  // Fastify's wildcard is the documented `{path}` (the files routes).
+  return joined.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\/\*$/, '/{path}');
 }
 
 /** Where Nest serves a declared path: under the global prefix unless it is excluded (an operating route). */

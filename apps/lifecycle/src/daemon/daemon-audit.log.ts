@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { DaemonAuditEntry, DaemonAuditKind, DaemonAuditReply, isUuid, RequestContext } from '@interns/contracts';
-import { eventMetadata, PostgresEventStore, retryOnConcurrency } from '@interns/event-store';
+import { DaemonAuditEntry, DaemonAuditKind, DaemonAuditReply, DomainError, isUuid, TerminalAuditRequest } from '@interns/contracts';
+import { eventMetadata, PostgresEventStore, retryOnConcurrency, type MetadataContext } from '@interns/event-store';
 import { internRowById, notFound } from '../interns/visible-intern';
 import { LIFECYCLE_SCHEMA } from '../migrations';
 
@@ -11,7 +11,10 @@ export const daemonAuditStreamId = (internId: string): string => `daemon-audit-$
 export const DAEMON_AUDIT_EVENT_TYPES: Record<DaemonAuditKind, string> = {
   daemon_access: 'DaemonAccessRevealed',
   signing: 'InvokeRequestSigned',
+  terminal_attached: 'TerminalAttached',
+  terminal_detached: 'TerminalDetached',
 };
+const TERMINAL_KINDS: readonly DaemonAuditKind[] = ['terminal_attached', 'terminal_detached'];
 const KIND_OF_TYPE = new Map(Object.entries(DAEMON_AUDIT_EVENT_TYPES).map(([kind, type]) => [type, kind as DaemonAuditKind]));
 
 export interface DaemonAuditRecord {
@@ -23,8 +26,8 @@ export interface DaemonAuditRecord {
 }
 
 /**
- * Reveals and signings, one stream per intern (`daemon-audit-<intern_id>`) in lifecycle's event store. The
- * stream outlives its intern: an operator can still audit a deleted intern.
+ * Reveals, signings and terminals attached and detached, one stream per intern (`daemon-audit-<intern_id>`) in
+ * lifecycle's event store. The stream outlives its intern: an operator can still audit a deleted intern.
  */
 export class DaemonAuditLog {
   constructor(
@@ -36,7 +39,7 @@ export class DaemonAuditLog {
   /** Appends the record; `inTransaction` commits (or fails) together with it. */
   async record(
     record: DaemonAuditRecord,
-    context: RequestContext,
+    context: MetadataContext,
     inTransaction?: (manager: EntityManager) => Promise<void>,
   ): Promise<void> {
     const streamId = daemonAuditStreamId(record.internId);
@@ -55,6 +58,20 @@ export class DaemonAuditLog {
         inTransaction ? { inTransaction: (manager) => inTransaction(manager) } : undefined,
       );
     });
+  }
+
+  /** A terminal's attach or detach, as the runs replica holding it reports it (recorded for the token's member). */
+  async recordTerminal(request: TerminalAuditRequest): Promise<{ recorded: true }> {
+    if (!TERMINAL_KINDS.includes(request.kind)) throw new DomainError('invalid_body', 'kind must be terminal_attached or terminal_detached');
+    if (typeof request.internId !== 'string' || !isUuid(request.internId)) throw new DomainError('invalid_body', 'internId must be a uuid');
+    if (typeof request.memberId !== 'string' || request.memberId === '') throw new DomainError('invalid_body', 'memberId is required');
+    const at = new Date(request.at);
+    if (typeof request.at !== 'string' || Number.isNaN(at.getTime())) throw new DomainError('invalid_body', 'at must be a timestamp');
+    await this.record(
+      { kind: request.kind, internId: request.internId.toLowerCase(), memberId: request.memberId, at: at.toISOString() },
+      { correlationId: request.correlationId, actor: `member:${request.memberId}` },
+    );
+    return { recorded: true };
   }
 
   /**

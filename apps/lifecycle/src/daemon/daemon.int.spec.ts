@@ -10,6 +10,7 @@ import {
   INVOKE_HEADERS,
   Principal,
   subjectsFor,
+  TerminalAuditRequest,
 } from '@interns/contracts';
 import { DaemonSigningKey, InMemoryNonceStore, verifyInvokeRequest } from '@interns/daemon-signing';
 import { RpcClient } from '@interns/messaging';
@@ -50,6 +51,9 @@ describe('lifecycle: daemon access and signing', () => {
     rpc.request<DaemonTokenCheckReply>(subjects().daemonTokenCheck, { token }, { timeoutMs: 10_000 });
   const audit = (internId: string) =>
     rpc.request<DaemonAuditReply>(subjects().daemonAudit, { internId }, { timeoutMs: 10_000 });
+
+  const terminalAudit = (request: Omit<TerminalAuditRequest, 'correlationId'>) =>
+    rpc.request<{ recorded: true }>(subjects().recordTerminalAudit, { ...request, correlationId: randomUUID() }, { timeoutMs: 10_000 });
 
   async function runningIntern(name: string): Promise<string> {
     const { intern } = await h.create(creator, { name, provision: true });
@@ -196,5 +200,25 @@ describe('lifecycle: daemon access and signing', () => {
         expect(await reasonOf(claim(nonce, expiresAt))).toBe('invalid_body');
       }
     });
+    });
+  });
+
+  it("records terminals attached and detached (as runs reports them) in the intern's audit, beside its reveals", async () => {
+    const id = await runningIntern('terminal');
+    await reveal(alice, id);
+    const attachedAt = new Date().toISOString();
+    await terminalAudit({ kind: 'terminal_attached', internId: id, memberId: 'alice', at: attachedAt });
+    await terminalAudit({ kind: 'terminal_detached', internId: id.toUpperCase(), memberId: 'alice', at: new Date(Date.now() + 5).toISOString() });
+    const { data } = await audit(id);
+    expect(data.map((entry) => [entry.kind, entry.member_id])).toEqual([
+      ['daemon_access', 'alice'],
+      ['terminal_attached', 'alice'],
+      ['terminal_detached', 'alice'],
+    ]);
+    expect(data[1].at).toBe(attachedAt);
+    expect(await reasonOf(terminalAudit({ kind: 'signing' as never, internId: id, memberId: 'alice', at: attachedAt }))).toBe('invalid_body');
+    expect(await reasonOf(terminalAudit({ kind: 'terminal_attached', internId: 'nope', memberId: 'alice', at: attachedAt }))).toBe('invalid_body');
+    expect(await reasonOf(terminalAudit({ kind: 'terminal_attached', internId: id, memberId: 'alice', at: 'yesterday' }))).toBe('invalid_body');
+    expect((await audit(id)).data).toHaveLength(3);
   });
 });

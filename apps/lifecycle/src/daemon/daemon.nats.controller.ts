@@ -15,6 +15,7 @@ import type {
   RevokeDaemonTokensReply,
   RevokeDaemonTokensRequest,
   Subjects,
+  TerminalAuditRequest,
 } from '@interns/contracts';
 import { DomainErrorRpcFilter } from '@interns/messaging';
 import { DaemonAccessService } from './daemon-access.service';
@@ -65,6 +66,11 @@ export function daemonNatsController(subjects: Subjects['lifecycle']): Type<unkn
     @MessagePattern(subjects.revokeDaemonTokens)
     revokeOfIdentities(@Payload() request: RevokeDaemonTokensRequest): Promise<RevokeDaemonTokensReply> {
       return this.access.revokeOfIdentities(request);
+    }
+
+    @MessagePattern(subjects.recordTerminalAudit)
+    recordTerminal(@Payload() request: TerminalAuditRequest): Promise<{ recorded: true }> {
+      return this.audit.recordTerminal(request);
     }
 
     @MessagePattern(subjects.daemonAudit)

@@ -5,6 +5,7 @@ import { SandboxUsers1763700000000 } from './1763700000000-sandbox-users.migrati
 import { RunResources1765000000000 } from './1765000000000-run-resources.migration';
 import { TranscriptRetention1766000000000 } from './1766000000000-transcript-retention.migration';
 import { WorkspaceDiskLeases1766100000000 } from './1766100000000-workspace-disk-leases.migration';
+import { TerminalSessions1766200000000 } from './1766200000000-terminal-sessions.migration';
 
 /** In order of application; TypeORM records each by name in `runs.runs_migrations`. */
 export const RUNS_MIGRATIONS = [
@@ -16,4 +17,5 @@ export const RUNS_MIGRATIONS = [
   RunResources1765000000000,
   TranscriptRetention1766000000000,
   WorkspaceDiskLeases1766100000000,
+  TerminalSessions1766200000000,
 ];

@@ -174,6 +174,15 @@ export class LocalRuntimeDriver implements RuntimeDriver {
     return this.shell.run({ internId: internId.toLowerCase(), runId: command.runId, workspace, command: command.command, signal: command.signal });
   }
 
+  /**
+   * The intern's workspace with its disk attached (a suspended intern's too: the files routes use it), or null when
+   * the intern has no disk. Throws WorkspaceDiskUnavailable when it cannot be attached (another replica's lease).
+   */
+  async attachedWorkspace(internId: string): Promise<string | null> {
+    const workspace = this.workspacePath(internId);
+    return (await this.disks.attach(internId.toLowerCase(), workspace)) ? workspace : null;
+  }
+
   /** Detaches the disks this process attached (at shutdown). */
   detachDisks(): Promise<void> {
     return this.disks.detachAll();

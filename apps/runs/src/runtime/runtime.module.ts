@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Subjects } from '@interns/contracts';
 import { RunHost } from '../runs/run-host';
+import { TerminalHost } from '../terminals/terminal-host';
 import type { RuntimeDriver } from './runtime-driver';
 import { RUNTIME_DRIVER } from './runtime-driver';
 import { runtimeNatsController } from './runtime.nats.controller';
@@ -8,13 +9,14 @@ import { runtimeNatsController } from './runtime.nats.controller';
 /** The intern runtimes this service hosts (local mode), reached by lifecycle over NATS. */
 @Module({})
 export class RuntimeModule {
-  static forRoot(options: { subjects: Subjects; driver: RuntimeDriver; host: RunHost }): DynamicModule {
+  static forRoot(options: { subjects: Subjects; driver: RuntimeDriver; host: RunHost; terminals: TerminalHost }): DynamicModule {
     return {
       module: RuntimeModule,
       controllers: [runtimeNatsController(options.subjects.runs)],
       providers: [
         { provide: RUNTIME_DRIVER, useValue: options.driver },
         { provide: RunHost, useValue: options.host },
+        { provide: TerminalHost, useValue: options.terminals },
       ],
       exports: [RUNTIME_DRIVER],
     };

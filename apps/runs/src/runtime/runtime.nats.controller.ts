@@ -10,6 +10,7 @@ import type {
   Subjects,
 } from '@interns/contracts';
 import { RunHost } from '../runs/run-host';
+import { TerminalHost } from '../terminals/terminal-host';
 import { RUNTIME_DRIVER } from './runtime-driver';
 import type { RuntimeDriver } from './runtime-driver';
 
@@ -26,6 +27,7 @@ export function runtimeNatsController(subjects: Subjects['runs']): Type<unknown>
     constructor(
       @Inject(RUNTIME_DRIVER) private readonly driver: RuntimeDriver,
       @Inject(RunHost) private readonly runs: RunHost,
+      @Inject(TerminalHost) private readonly terminals: TerminalHost,
     ) {}
 
     @MessagePattern(subjects.runtimePrepareDisk)
@@ -47,13 +49,20 @@ export function runtimeNatsController(subjects: Subjects['runs']): Type<unknown>
 
     @MessagePattern(subjects.runtimeStop)
     async stop(@Payload() request: RuntimeRequest): Promise<RuntimeStepReply> {
-      return this.report('stop', request, await this.driver.stop(request.internId));
+      const reply = await this.driver.stop(request.internId);
+      // Once the runtime is recorded stopped no terminal opens; one that opened since end-runs closes here.
+      await this.terminals.closeIntern(request.internId, 'intern_suspended');
+      return this.report('stop', request, reply);
     }
 
-    /** Ends the intern's going runs on every replica (clients attached to them get 410 `run_ended`). */
+    /**
+     * Ends the intern's going runs on every replica (clients attached to them get 410 `run_ended`), and its terminals
+     * wherever they are held.
+     */
     @MessagePattern(subjects.runtimeEndRuns)
     async endRuns(@Payload() request: RuntimeEndRunsRequest): Promise<RuntimeStepReply> {
-      await this.runs.endRunsOf(request.internId, request.reason ?? 'intern_suspended', request.correlationId);
+      const reason = request.reason ?? 'intern_suspended';
+      await Promise.all([this.runs.endRunsOf(request.internId, reason, request.correlationId), this.terminals.closeIntern(request.internId, reason)]);
       return this.report('end runs', request, await this.driver.endRuns(request.internId));
     }
 

@@ -34,6 +34,7 @@ import { analyticsQuery } from './openapi-analytics-query';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
 import { oneWebhook, webhookDeliveries, webhooks } from './openapi-webhook-paths';
 import { egressLog, egressPolicy } from './openapi-egress-paths';
+import { workspaceFile, workspaceRoot } from './openapi-files-paths';
 import { copyInternSecrets, internSecrets, oneInternSecret, oneWorkspaceSecret, workspaceSecrets } from './openapi-vault-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
 import { OPENAPI_SCHEMAS } from './openapi-schemas';
@@ -115,6 +116,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Webhooks', description: "A workspace's webhook endpoints and their deliveries (section 13)." },
     { name: 'Vault', description: "Secrets of a workspace and of an intern, never answered with their values (section 18)." },
     { name: 'Egress', description: "An intern's egress policy, the hosts its requests may reach, and its egress log (section 19)." },
+    { name: 'Files', description: "An intern's workspace files: list, download, upload, delete, inside its sandbox (section 21)." },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -134,6 +136,8 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/interns/{intern_id}/runs/{run_id}/cancel': cancelRun,
     '/interns/{intern_id}/runs/{run_id}/answer': answerRun,
     '/interns/{intern_id}/questions': questions,
+    '/interns/{intern_id}/files': workspaceRoot,
+    '/interns/{intern_id}/files/{path}': workspaceFile,
     '/interns/{intern_id}/daemon': daemonAccess,
     '/interns/{intern_id}/daemon-access': deprecatedAlias(daemonAccess, '/interns/{intern_id}/daemon'),
     '/interns/{intern_id}/daemon/sign': daemonSign,

@@ -101,7 +101,7 @@ export function eventStreamResponse(description: string): OpenApiResponse {
 
 /** When each reason is answered (CONTRACT section 2), for the responses' descriptions. */
 const REASON_WHEN: Record<ErrorReason, string> = {
-  invalid_body: 'malformed JSON, unknown or mistyped field, bad list filter or cursor, field rule broken, or a body where none is taken',
+  invalid_body: 'malformed JSON, unknown or mistyped field, bad list filter or cursor, field rule broken, a body where none is taken, or a file path that is malformed or leads out of the workspace',
   invalid_signature: "the door's `POST /api/invoke` (not under /api/v1): its v2 signature does not hold for this body, route, time, nonce and member",
   forbidden: "the credential's owner lost access, the request came to a regional host, or an intern key tried to change an egress policy",
   personal_identity_required: 'daemon access and signing need a personal OAuth access token, not an API key',
@@ -109,7 +109,7 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   not_found: 'organization outside the programme, lifecycle writes disabled, or an intern (or session, or run) the credential cannot see',
   interaction_unknown: '`tool_call_id` names no question of that session (of that run, on the answer route)',
   timeout: "the route deadline passed; the message quotes the route's own deadline",
-  intern_busy: 'the lifecycle operation is not allowed in the current status',
+  intern_busy: 'the lifecycle operation is not allowed in the current status (files: the intern is being torn down)',
   name_taken: 'the name is already used by the same creator in the workspace',
   idempotency_key_reused: 'the same `Idempotency-Key` came with a different body',
   workspace_loss_not_acknowledged: 'delete of an intern whose workspace archive failed, without `acknowledge_workspace_loss`',
@@ -117,11 +117,11 @@ const REASON_WHEN: Record<ErrorReason, string> = {
   intern_not_running: 'the intern is not `running`',
   busy: "the intern's concurrent-run limit is reached",
   interaction_not_pending: 'the question expired or was already answered',
-  limit_reached: 'a per-workspace cap is reached (MAX_INTERNS_PER_WORKSPACE on create); the message names it',
+  limit_reached: 'a per-workspace cap is reached (MAX_INTERNS_PER_WORKSPACE on create, the workspace quota on a file upload); the message names it',
   run_not_active: 'cancel of a run that has already ended',
   run_ended: 'the intern ended the run while the client was connected (stream error chunk only)',
   run_expired: "the run ended longer ago than RUN_REPLAY_RETENTION_MS, or its transcript was purged (TRANSCRIPT_RETENTION_MS, its intern's deletion): its chunks are no longer kept",
-  payload_too_large: 'the body is over 1048576 bytes (425000 on vault routes)',
+  payload_too_large: 'the body is over 1048576 bytes (425000 on vault routes, FILE_UPLOAD_MAX_BYTES on a file upload)',
   uri_too_long: 'the request line alone is over the 16 KiB limit of a request head (answered by the HTTP layer, before routing)',
   unsupported_media_type: 'a non-empty body without `Content-Type: application/json`',
   headers_too_large: "the request's head (request line and headers) is over 16 KiB (answered by the HTTP layer, before routing)",

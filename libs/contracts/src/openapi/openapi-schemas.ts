@@ -17,6 +17,7 @@ import { RUN_SCHEMAS } from './openapi-run-schemas';
 import { WEBHOOK_SCHEMAS } from './openapi-webhook-schemas';
 import { VAULT_SCHEMAS } from './openapi-vault-schemas';
 import { EGRESS_SCHEMAS } from './openapi-egress-schemas';
+import { FILE_SCHEMAS } from './openapi-files-paths';
 
 const SHA256_HEX: JsonSchema = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const NON_NEGATIVE_INTEGER: JsonSchema = { type: 'integer', minimum: 0 };
@@ -278,6 +279,7 @@ export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...WEBHOOK_SCHEMAS,
   ...VAULT_SCHEMAS,
   ...EGRESS_SCHEMAS,
+  ...FILE_SCHEMAS,
   ...ERROR_SCHEMAS,
   ...DAEMON_SCHEMAS,
   ...ANALYTICS_SCHEMAS,

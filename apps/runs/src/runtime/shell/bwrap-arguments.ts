@@ -60,17 +60,31 @@ export interface SandboxSpec {
   /** `prlimit` as the sandbox sees it (a path under the mirrored system directories). */
   prlimitPath: string;
   fds: SandboxFds;
+  /** Shell text, run by `/bin/sh -c`. */
   command: string;
+  /**
+   * The command's positional parameters (`$1`, `$2`, ... inside it): data such as file paths travels here, as
+   * separate arguments, never spliced into the shell text.
+   */
+  commandArgs?: string[];
   /** Absent: no network at all (RUNTIME_NETWORK=none). */
   egress?: SandboxEgress;
+  /**
+   * The command's terminal, when it has one (a terminal attached to the intern): its pseudo-terminal stays the
+   * shell's controlling terminal (job control, Ctrl-C, window size changes), so bwrap starts no new session. What a
+   * new session guards against, pushing input into the terminal (TIOCSTI, TIOCLINUX), the syscall filter refuses,
+   * and the terminal is the attached client's own. Absent: a new session, no terminal.
+   */
+  terminal?: { term: string };
 }
 
 /**
  * Ignores SIGXFSZ, limits the file size, then runs the command: a write past the limit (the workspace quota)
  * fails with EFBIG ("File too large") in the program that wrote, instead of killing it without a word. An
- * ignored signal stays ignored across exec. `$1` is the command, `$2` prlimit, `$3` the size limit.
+ * ignored signal stays ignored across exec. `$1` is the command, `$2` prlimit, `$3` the size limit, the rest the
+ * command's own positional parameters.
  */
-const QUOTA_AWARE_SHELL = 'trap "" XFSZ; exec "$2" --fsize="$3" -- /bin/sh -c "$1"';
+const QUOTA_AWARE_SHELL = 'trap "" XFSZ; c="$1"; p="$2"; l="$3"; shift 3; exec "$p" --fsize="$l" -- /bin/sh -c "$c" sh "$@"';
 
 /**
  * Starts the egress bridge (socat: 127.0.0.1:3128 inside, forked per connection, to the proxy's socket), waits until it
@@ -101,7 +115,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     '--unshare-cgroup-try',
     '--disable-userns',
     '--die-with-parent',
-    '--new-session',
+    ...(spec.terminal === undefined ? ['--new-session'] : []),
     '--cap-drop',
     'ALL',
     '--hostname',
@@ -139,12 +153,14 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     ...['--setenv', 'PATH', SANDBOX_PATH],
     ...['--setenv', 'LANG', 'C.UTF-8'],
     ...['--setenv', 'TMPDIR', '/tmp'],
+    ...(spec.terminal === undefined ? [] : ['--setenv', 'TERM', spec.terminal.term]),
     ...egressEnvironment(spec.egress),
     ...['--json-status-fd', String(spec.fds.status)],
     ...['--seccomp', String(spec.fds.seccomp)],
     '--',
     ...(spec.egress === undefined ? [] : ['/bin/sh', '-c', EGRESS_BRIDGE_SHELL, 'egress-bridge', spec.egress.socatPath, SANDBOX_EGRESS_SOCKET]),
     ...['/bin/sh', '-c', QUOTA_AWARE_SHELL, 'sh', spec.command, spec.prlimitPath, spec.fileSizeBytes === null ? 'unlimited' : String(spec.fileSizeBytes)],
+    ...(spec.commandArgs ?? []),
   );
   return args;
 }

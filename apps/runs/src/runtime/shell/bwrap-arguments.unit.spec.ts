@@ -97,6 +97,13 @@ describe('bwrapArguments', () => {
     expect(command.slice(3)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048']);
   });
 
+  it('hands the command its positional parameters as separate arguments after the size limit', () => {
+    const withArgs = bwrapArguments({ ...SPEC, commandArgs: ['a b', '$(x)', '-n'] });
+    const command = withArgs.slice(withArgs.indexOf('--') + 1);
+    expect(command[2]).toContain('/bin/sh -c "$c" sh "$@"');
+    expect(command.slice(3)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048', 'a b', '$(x)', '-n']);
+  });
+
   it('sets no file size limit on an image disk, which bounds the workspace itself', () => {
     const unbounded = bwrapArguments({ ...SPEC, fileSizeBytes: null });
     expect(unbounded.slice(unbounded.indexOf('--') + 4)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', 'unlimited']);
@@ -140,6 +147,18 @@ describe('bwrapArguments with egress (RUNTIME_NETWORK=egress)', () => {
     expect(command.slice(6, 8)).toEqual(['/bin/sh', '-c']);
     expect(command[8]).toContain('trap "" XFSZ');
     expect(command.slice(9)).toEqual(['sh', SPEC.command, '/usr/bin/prlimit', '2048']);
+  });
+});
+
+describe('bwrapArguments for a terminal', () => {
+  const args = bwrapArguments({ ...SPEC, terminal: { term: 'xterm-256color' } });
+
+  it('keeps the pseudo-terminal as the controlling terminal (no new session) and sets TERM; every namespace stays', () => {
+    expect(args).not.toContain('--new-session');
+    expect(bwrapArguments(SPEC)).toContain('--new-session');
+    expect(valuesOf(args, '--setenv', 2)).toContainEqual(['TERM', 'xterm-256color']);
+    for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-net', '--disable-userns', '--die-with-parent']) expect(args).toContain(flag);
+    expect(valuesOf(args, '--seccomp')).toEqual([['7']]);
   });
 });
 

@@ -3,7 +3,7 @@ import { chmod, chown, mkdir, readFile, rename, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { CloseEgressListenerRequest, OpenEgressListenerReply, OpenEgressListenerRequest, Subjects } from '@interns/contracts';
+import type { CloseEgressListenerRequest, OpenEgressListenerReply, OpenEgressListenerRequest, RenewEgressListenerRequest, Subjects } from '@interns/contracts';
 import { RpcClient } from '@interns/messaging';
 
 /** The egress service answers from one lifecycle read and a listen(); this bounds a command's wait for it. */
@@ -28,6 +28,8 @@ export interface EgressGrant {
 export interface SandboxEgressSource {
   open(internId: string, runId: string | null, uid: number): Promise<EgressGrant>;
   close(grant: EgressGrant): Promise<void>;
+  /** Keeps a long-lived command's listener (it expires after the longest a shell command may run); false: it is gone. */
+  renew(grant: EgressGrant): Promise<boolean>;
 }
 
 /**
@@ -65,6 +67,17 @@ export class NatsSandboxEgress implements SandboxEgressSource {
       throw error;
     }
     return grant;
+  }
+
+  async renew(grant: EgressGrant): Promise<boolean> {
+    const request: RenewEgressListenerRequest = { socketPath: grant.socketPath };
+    try {
+      return (await this.rpc.request<{ renewed: boolean }>(this.subjects.renewListener(grant.instance), request, { timeoutMs: CLOSE_TIMEOUT_MS })).renewed;
+    } catch (error) {
+      // Tried again at the next renewal, well before the listener would expire.
+      this.logger.warn(`the egress listener ${grant.socketPath} was not renewed: ${(error as Error).message}`);
+      return true;
+    }
   }
 
   async close(grant: EgressGrant): Promise<void> {
