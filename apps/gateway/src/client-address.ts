@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -6,7 +7,12 @@ import type { FastifyRequest } from 'fastify';
  * name a fresh address per request and never be limited.
  */
 export function clientAddressOf(request: FastifyRequest, trustForwardedFor: boolean): string {
-  const socketAddress = request.raw.socket.remoteAddress ?? 'unknown';
+  return clientAddressOfMessage(request.raw, trustForwardedFor);
+}
+
+/** `clientAddressOf` for a request Fastify never saw (a WebSocket upgrade). */
+export function clientAddressOfMessage(request: IncomingMessage, trustForwardedFor: boolean): string {
+  const socketAddress = request.socket.remoteAddress ?? 'unknown';
   if (!trustForwardedFor) return socketAddress;
   const forwarded = request.headers['x-forwarded-for'];
   const value = Array.isArray(forwarded) ? forwarded.join(',') : forwarded;

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { installHttpMetrics } from '@interns/service-runtime';
@@ -8,6 +8,7 @@ import { installRawBodyParser } from './body-rules';
 import { DoorHosts } from './door/door-host';
 import { registerDoorRoutes } from './door/door-routes';
 import { DoorHandlers } from './door/door.handlers';
+import { DoorTerminals } from './door/door-terminals';
 import { RequestAdmission } from './request-admission.hook';
 import { passUploadBodyThrough } from './files/file-upload-body';
 
@@ -19,7 +20,7 @@ import { passUploadBodyThrough } from './files/file-upload-body';
  * request log.
  */
 @Injectable()
-export class GatewayHttpSetup implements OnModuleInit {
+export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Http');
 
   constructor(
@@ -27,7 +28,13 @@ export class GatewayHttpSetup implements OnModuleInit {
     @Inject(RequestAdmission) private readonly admission: RequestAdmission,
     @Inject(DoorHosts) private readonly doorHosts: DoorHosts,
     @Inject(DoorHandlers) private readonly door: DoorHandlers,
+    @Inject(DoorTerminals) private readonly terminals: DoorTerminals,
   ) {}
+
+  /** Before the server drains: open terminals would hold it; each ends, its socket told `shutdown`. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.terminals.closeAll();
+  }
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
@@ -37,6 +44,8 @@ export class GatewayHttpSetup implements OnModuleInit {
     installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.admission.admit);
     registerDoorRoutes(fastify, this.doorHosts, this.door.routes());
+    // The door's terminal is a WebSocket: its upgrade requests are the HTTP server's, before Fastify.
+    this.terminals.attach(fastify.server);
     // After admission (a refused caller never gets to upload): file uploads keep their body as a stream.
     fastify.addHook('preParsing', passUploadBodyThrough);
     // Installed only when tracing or debug logging is on, so the hot path pays nothing otherwise.

@@ -1,9 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { subjectsFor } from '@interns/contracts';
 import { APP_FILTER } from '@nestjs/core';
 import { subjectsFor } from '@interns/contracts';
 import { CredentialResolver } from '@interns/identity';
-import { RpcClient } from '@interns/messaging';
+import { RpcClient, TerminalClient } from '@interns/messaging';
 import { HealthModule } from '@interns/service-runtime';
 import { AnalyticsQueryLimiter } from './analytics/analytics-query-limiter';
 import { AnalyticsHttpController } from './analytics/analytics.http.controller';
@@ -19,6 +18,7 @@ import { SigningKeysHttpController } from './daemon/signing-keys.http.controller
 import { DaemonTokenCache } from './door/daemon-token-cache';
 import { DoorCacheEvictions } from './door/door-cache-evictions';
 import { DoorGate } from './door/door-gate';
+import { DoorTerminals } from './door/door-terminals';
 import { DoorHosts } from './door/door-host';
 import { DoorSignatures } from './door/door-signatures';
 import { DoorHandlers } from './door/door.handlers';
@@ -57,6 +57,7 @@ export class GatewayModule {
     const tokens = new DaemonTokenCache(lookups);
     const doorHosts = new DoorHosts(config.internDomain);
     const door = { hosts: doorHosts, gate: new DoorGate(directory, tokens, deps.authFailures) };
+    const terminals = new DoorTerminals(config, doorHosts, door.gate, new TerminalClient(deps.nats, subjects.runs));
     return {
       module: GatewayModule,
       imports: [HealthModule.forRoot({ service: 'gateway', dataSource: deps.dataSource, nats: () => deps.nats })],
@@ -80,12 +81,13 @@ export class GatewayModule {
         { provide: CredentialResolver, useValue: resolver },
         { provide: CHAT_DEPENDENCIES, useValue: chat },
         { provide: ServiceClient, useValue: services },
-        { provide: FileTransferClient, useValue: new FileTransferClient(deps.nats, subjectsFor(config.natsPrefix).runs) },
+        { provide: FileTransferClient, useValue: new FileTransferClient(deps.nats, subjects.runs) },
         { provide: ChatTurnCounter, useValue: turns },
         { provide: AuthFailureLimiter, useValue: deps.authFailures },
         { provide: AnalyticsQueryLimiter, useValue: deps.analyticsQueries },
         { provide: RequestAdmission, useValue: new RequestAdmission(config, resolver, deps.authFailures, door) },
         { provide: DoorHosts, useValue: doorHosts },
+        { provide: DoorTerminals, useValue: terminals },
         { provide: DoorHandlers, useValue: new DoorHandlers(services, new DoorSignatures(lookups), turns) },
         { provide: DoorCacheEvictions, useValue: new DoorCacheEvictions(deps.nats, subjects, directory, tokens) },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

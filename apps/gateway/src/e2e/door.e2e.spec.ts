@@ -115,9 +115,9 @@ describe('host routing and GET /', () => {
     const { token } = await daemonAccess(interns.main);
     expect((await knock(hostnames.main, `${API}/interns`, { token })).body).toEqual(envelope(404, 'not_found'));
     expect((await knock(hostnames.main, '/no/such/route', { token })).body).toEqual(envelope(404, 'not_found'));
-    // The terminal is not served yet: its WebSocket upgrade is answered like any path the door does not serve.
+    // A WebSocket upgrade anywhere but the terminal's path is answered like any path the door does not serve.
     const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
-    expect((await knock(hostnames.main, '/api/terminal', { token, headers: upgrade })).body).toEqual(envelope(404, 'not_found'));
+    expect((await knock(hostnames.main, '/api/terminals', { token, headers: upgrade })).body).toEqual(envelope(404, 'not_found'));
     // An API key is no daemon token.
     const withKey = await knock(hostnames.main, `${API}/interns`, { token: KEYS.alice });
     expect({ status: withKey.status, body: withKey.body }).toEqual({ status: 401, body: UNAUTHENTICATED });

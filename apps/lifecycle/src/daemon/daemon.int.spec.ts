@@ -200,7 +200,6 @@ describe('lifecycle: daemon access and signing', () => {
         expect(await reasonOf(claim(nonce, expiresAt))).toBe('invalid_body');
       }
     });
-    });
   });
 
   it("records terminals attached and detached (as runs reports them) in the intern's audit, beside its reveals", async () => {
