@@ -209,10 +209,15 @@ it('refuses an upload over the quota with 409 and keeps nothing of it; over FILE
   // The space is back: a file that fits after the refusal is written.
   expect((await put('quota/after.bin', randomBytes(512 * 1024))).status).toBe(201);
 
+  expect((await request('DELETE', filesPath(internId, 'quota?recursive=true'))).status).toBe(204);
+
+  // Announced: refused before anything opens. Chunked: counted as it streams, refused past the cap, the rest removed.
   const tooBig = await put('big.bin', randomBytes(UPLOAD_MAX_BYTES + 1));
   expect([tooBig.status, tooBig.json]).toEqual([413, refusal(413, 'payload_too_large')]);
+  const tooBigChunked = await request('PUT', filesPath(internId, 'big.bin'), { body: randomBytes(UPLOAD_MAX_BYTES + 1), chunked: true });
+  expect([tooBigChunked.status, tooBigChunked.json]).toEqual([413, refusal(413, 'payload_too_large')]);
   expect((await request('GET', filesPath(internId, 'big.bin'))).status).toBe(404);
-  expect((await request('DELETE', filesPath(internId, 'quota?recursive=true'))).status).toBe(204);
+  await eventually(() => readdir(workspaceOf(internId)), (entries) => !entries.some((name) => name.startsWith('.upload-')), 5_000);
 }, 90_000);
 
 it('cleans up after a client that leaves: an upload cut short leaves nothing, a download cut short leaves no process', async () => {

@@ -402,6 +402,23 @@ describe('regression cases (issue 22)', () => {
     expect(PLATFORM_SERVICES.flatMap((service) => platform.running(service).flatMap((process) => unexpectedLogLines(service, process)))).toEqual([]);
   });
 
+  it('a file upload whose chunked framing breaks after some bytes: 400 invalid_body, nothing kept, no error in the log', async () => {
+    const request = exampleRequest({
+      method: 'PUT',
+      target: internPath(known.running, '/files/fuzz/broken-upload.bin'),
+      token: KEYS.alice,
+      headers: [['Transfer-Encoding', 'chunked']],
+      body: '5\r\nhello\r\nzz\r\nnot a chunk\r\n',
+      httpLayer: true,
+    });
+    const outcome = await expectContractAnswer(request);
+    expect(statusAndReason(outcome)).toEqual({ status: 400, reason: 'invalid_body' });
+    await sleep(300);
+    const kept = await platform.api(internPath(known.running, '/files/fuzz/broken-upload.bin'), { token: KEYS.alice });
+    expect(kept.status).toBe(404);
+    expect(PLATFORM_SERVICES.flatMap((service) => platform.running(service).flatMap((process) => unexpectedLogLines(service, process)))).toEqual([]);
+  });
+
   it('a request line with a 20,000-character URI: 414 uri_too_long', async () => {
     const request = exampleRequest({ method: 'GET', target: `${API}/interns?pad=${'q'.repeat(20_000)}`, token: KEYS.alice, httpLayer: true });
     const outcome = await expectContractAnswer(request);

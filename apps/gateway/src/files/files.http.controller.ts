@@ -48,7 +48,7 @@ export class FilesHttpController {
     const max = this.config.fileUploadMaxBytes;
     try {
       if (body !== null && body.length !== null && body.length > max) throw new DomainError('payload_too_large', `a file upload may carry at most ${max} bytes`);
-      const opened = await this.open(request, internId, path, 'write', { size: body?.length ?? 0 });
+      const opened = await this.open(request, internId, path, 'write', { size: body === null ? 0 : body.length });
       if (opened.kind !== 'upload') throw new DomainError('internal_error', 'the runs service answered an upload with something else');
       const written = await this.transfers.upload(opened.transferId, body?.stream ?? null, max);
       return reply.status(written.created ? 201 : 200).send(written.entry);
