@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
 /** How to start the process: what `spawn` gets. */
@@ -66,20 +66,7 @@ export function runProcess(plan: ProcessPlan, limits: ProcessLimits): Promise<Pr
     const fdOutputs = new Map<number, string>();
     let stopped: 'timedOut' | 'truncated' | 'cancelled' | null = null;
 
-    extraFds.forEach((fd, index) => {
-      const stream = child.stdio[3 + index];
-      if (stream === null || stream === undefined) return;
-      if (fd.kind === 'input') {
-        (stream as Writable).on('error', () => undefined); // EPIPE when the process died before reading
-        (stream as Writable).end(fd.data);
-      } else {
-        let text = '';
-        (stream as Readable).setEncoding('utf8');
-        (stream as Readable).on('data', (chunk: string) => (text += chunk));
-        (stream as Readable).on('error', () => undefined);
-        (stream as Readable).on('close', () => fdOutputs.set(index, text));
-      }
-    });
+    wireExtraFds(child, extraFds, fdOutputs);
 
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -138,6 +125,29 @@ export function runProcess(plan: ProcessPlan, limits: ProcessLimits): Promise<Pr
         fdOutputs,
       });
     });
+  });
+}
+
+/**
+ * Feeds the plan's `input` descriptors (written and closed at once) and collects what its `output` descriptors get,
+ * by index in `extraFds`, into `fdOutputs`.
+ */
+export function wireExtraFds(child: ChildProcess, extraFds: NonNullable<ProcessPlan['extraFds']>, fdOutputs: Map<number, string>): void {
+  extraFds.forEach((fd, index) => {
+    const stream = child.stdio[3 + index];
+    if (stream === null || stream === undefined) return;
+    if (fd.kind === 'input') {
+      (stream as Writable).on('error', () => undefined); // EPIPE when the process died before reading
+      (stream as Writable).end(fd.data);
+    } else {
+      let text = '';
+      (stream as Readable).setEncoding('utf8');
+      (stream as Readable).on('data', (chunk: string) => (text += chunk));
+      (stream as Readable).on('error', () => undefined);
+      // 'end' comes before the child's own 'close', which may be emitted before this stream's 'close' listeners run.
+      (stream as Readable).on('end', () => fdOutputs.set(index, text));
+      (stream as Readable).on('close', () => fdOutputs.set(index, text));
+    }
   });
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { markDescriptorsCloseOnExec } from './descriptor-hygiene';
-import type { ProcessPlan } from './process-runner';
+import { type ProcessPlan, wireExtraFds } from './process-runner';
 
 /** How the streamed process ended. */
 export interface StreamedExit {
@@ -52,22 +52,7 @@ export function streamProcess(plan: ProcessPlan, limits: StreamLimits): Streamed
   stdin.on('error', () => undefined);
   stdout.on('error', () => undefined);
   const fdOutputs = new Map<number, string>();
-  extraFds.forEach((fd, index) => {
-    const stream = child.stdio[3 + index];
-    if (stream === null || stream === undefined) return;
-    if (fd.kind === 'input') {
-      (stream as Writable).on('error', () => undefined);
-      (stream as Writable).end(fd.data);
-    } else {
-      let text = '';
-      (stream as Readable).setEncoding('utf8');
-      (stream as Readable).on('data', (chunk: string) => (text += chunk));
-      (stream as Readable).on('error', () => undefined);
-      // 'end' comes before the child's own 'close', which may be emitted before this stream's 'close' listeners run.
-      (stream as Readable).on('end', () => fdOutputs.set(index, text));
-      (stream as Readable).on('close', () => fdOutputs.set(index, text));
-    }
-  });
+  wireExtraFds(child, extraFds, fdOutputs);
   let errorText = '';
   stderr.setEncoding('utf8');
   stderr.on('data', (chunk: string) => {
