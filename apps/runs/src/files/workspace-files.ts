@@ -1,15 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
-import {
-  DomainError,
-  FILE_CHUNK_BYTES,
-  FILE_LIST_MAX_ENTRIES,
-  FILE_TRANSFER_WINDOW,
-  type FileEntry,
-  type FileEntryType,
-  type FileListing,
-  type FileWriteResult,
-} from '@interns/contracts';
+import { DomainError, FILE_LIST_MAX_ENTRIES, type FileEntry, type FileEntryType, type FileListing, type FileWriteResult } from '@interns/contracts';
 import { BubblewrapShell } from '../runtime/shell/bubblewrap-shell';
 import { parseStatus, SandboxRefusal } from '../runtime/shell/sandbox-launch';
 import { streamProcess, type StreamedProcess } from '../runtime/shell/sandbox-stream';
@@ -46,13 +37,7 @@ export interface FileDownload {
   abort(): void;
 }
 
-/**
- * What an upload may hold queued for the sandbox's writer before its chunks wait for the pipe: the gateway's window
- * of chunks in flight (FILE_TRANSFER_WINDOW x FILE_CHUNK_BYTES), so it never holds more than the gateway sends ahead.
- */
-const UPLOAD_QUEUE_BYTES = FILE_TRANSFER_WINDOW * FILE_CHUNK_BYTES;
-
-/** An upload on its way into the workspace: `write` resolves once a chunk is queued for the writer (backpressure). */
+/** An upload on its way into the workspace: `write` resolves once a chunk is in the pipe (backpressure). */
 export interface FileUpload {
   write(chunk: Uint8Array): Promise<void>;
   end(): Promise<FileWriteResult>;
@@ -130,16 +115,9 @@ export class WorkspaceFiles {
     );
     return {
       write: async (chunk) => {
-        process.stdin.write(chunk);
-        // Acknowledged at once while little is queued for the writer, so the next chunks arrive while it writes this
-        // one; past UPLOAD_QUEUE_BYTES (the gateway's window, at most) only once the pipe drained. A writer that ended
-        // (the quota reached mid-way) reads no more: its outcome is the answer.
-        if (process.stdin.writableLength <= UPLOAD_QUEUE_BYTES && !process.stdin.destroyed) return;
-        const drained = new Promise<boolean>((resolve) => {
-          process.stdin.once('drain', () => resolve(true));
-          process.stdin.once('close', () => resolve(false));
-        });
-        const ok = await Promise.race([drained, ended.then(() => false)]);
+        const written = new Promise<boolean>((resolve) => process.stdin.write(chunk, (error) => resolve(error === null || error === undefined)));
+        // A writer that ended (the quota reached mid-way) reads no more: its outcome is the answer.
+        const ok = await Promise.race([written, ended.then(() => false)]);
         if (!ok) {
           await this.outcome(running);
           throw new DomainError('internal_error', 'the upload ended early; try again');
