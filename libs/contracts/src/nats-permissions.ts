@@ -5,7 +5,7 @@ import { subjectsFor, type ServiceName, type Subjects } from './subjects';
  * Who may publish and subscribe what on NATS, derived from `subjectsFor(prefix)` (CONTRACT section 16).
  * Every request subject names its callers below; the tables are typed by the subject objects, so a new
  * subject does not compile until someone decides who calls it. The server of a subject is the service
- * it is namespaced under.
+ * it is namespaced under. A little over 300 lines on purpose: every grant of every process in one file, read as one.
  */
 export const NATS_PROCESSES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress', 'admin'] as const;
 export type NatsProcess = (typeof NATS_PROCESSES)[number];
