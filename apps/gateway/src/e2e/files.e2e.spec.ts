@@ -112,6 +112,15 @@ it('uploads a binary file (201), reads it back byte for byte with Content-Length
   expect(await readdir(join(workspaceOf(internId), 'round'))).toEqual(['trip.bin']);
 }, 60_000);
 
+it('reads back a small file every time: its header, bytes and end may come in one read of the pipe', async () => {
+  for (let round = 0; round < 12; round++) {
+    const text = `hello ${round}`;
+    expect((await put(`small/${round}.txt`, text)).status).toBe(201);
+    const read = await request('GET', filesPath(internId, `small/${round}.txt`));
+    expect([read.status, read.text]).toEqual([200, text]);
+  }
+}, 60_000);
+
 it("writes as the intern's own uid, the one its shell runs as", async () => {
   await put('owned.txt', 'mine');
   const uid = Number((await shell(internId, 'id -u')).trim());

@@ -11,7 +11,7 @@ import {
   type Subjects,
 } from '@interns/contracts';
 import { serviceErrorPayloadOf } from '@interns/messaging';
-import { readChunk } from './stream-reading';
+import { chunksOf } from './stream-reading';
 import type { FileDownload, FileUpload } from './workspace-files';
 
 /** One transfer's end of the protocol: what each message does, and what a stall or shutdown does. */
@@ -39,12 +39,13 @@ export class FileTransfers {
 
   /** Serves a download: each `next` answers up to FILE_CHUNK_BYTES; the last reply (maybe empty) carries the end header. */
   serveDownload(download: FileDownload): string {
+    const chunks = chunksOf(download.stream, FILE_CHUNK_BYTES);
     return this.serve({
       handle: async (op, msg) => {
         if (op !== FILE_TRANSFER_OPS.next) return unexpected(op);
-        const chunk = await readChunk(download.stream, FILE_CHUNK_BYTES);
-        if (chunk !== null) {
-          msg.respond(chunk);
+        const chunk = await chunks.next();
+        if (chunk.done !== true) {
+          msg.respond(chunk.value);
           return 'open';
         }
         await download.finish();

@@ -40,34 +40,31 @@ export function readHead(stream: Readable, limit: number, done: (bytes: Buffer) 
 }
 
 /**
- * The next at most `max` bytes of a paused stream (waiting until `max` arrived or the stream ended), or null once it
- * ended. The pieces are joined once, when the chunk is complete: a 256 KiB chunk read 64 KiB at a time is copied once.
+ * A stream's bytes in chunks of `max` (the last one shorter), read only as the chunks are asked for: the stream's own
+ * async iterator does the reading, so its end (and bytes put back by `readHead` just before) is never missed. A stream
+ * that fails ends the chunks; the reader's process outcome says why.
  */
-export function readChunk(stream: Readable, max: number): Promise<Buffer | null> {
-  if (stream.readableEnded || stream.destroyed) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    const finish = () => {
-      stream.off('readable', onReadable);
-      stream.off('end', onEnd);
-      stream.off('close', onEnd);
-      const bytes = Buffer.concat(parts, size);
-      if (bytes.length > max) stream.unshift(bytes.subarray(max));
-      resolve(bytes.length === 0 ? null : bytes.subarray(0, max));
-    };
-    const onReadable = () => {
-      let piece: Buffer | null;
-      while ((piece = stream.read() as Buffer | null) !== null) {
-        parts.push(piece);
-        size += piece.length;
-        if (size >= max) return finish();
+export async function* chunksOf(stream: Readable, max: number): AsyncGenerator<Buffer, void, undefined> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const piece of stream) {
+      let bytes = piece as Buffer;
+      while (size + bytes.length >= max) {
+        const take = max - size;
+        parts.push(bytes.subarray(0, take));
+        yield Buffer.concat(parts, max);
+        parts = [];
+        size = 0;
+        bytes = bytes.subarray(take);
       }
-    };
-    const onEnd = () => finish();
-    stream.on('readable', onReadable);
-    stream.once('end', onEnd);
-    stream.once('close', onEnd);
-    onReadable();
-  });
+      if (bytes.length > 0) {
+        parts.push(bytes);
+        size += bytes.length;
+      }
+    }
+  } catch {
+    // Killed or broken: what was read is still sent, then the end.
+  }
+  if (size > 0) yield Buffer.concat(parts, size);
 }

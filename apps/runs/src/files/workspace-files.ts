@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
-import { DomainError, FILE_LIST_MAX_ENTRIES, type FileEntry, type FileEntryType, type FileListing, type FileWriteResult } from '@interns/contracts';
+import { DomainError, FILE_CHUNK_BYTES, FILE_LIST_MAX_ENTRIES, type FileEntry, type FileEntryType, type FileListing, type FileWriteResult } from '@interns/contracts';
 import { BubblewrapShell } from '../runtime/shell/bubblewrap-shell';
 import { parseStatus, SandboxRefusal } from '../runtime/shell/sandbox-launch';
 import { streamProcess, type StreamedProcess } from '../runtime/shell/sandbox-stream';
@@ -82,7 +82,9 @@ export class WorkspaceFiles {
         size: Number(size),
         // Size, inode and modification time in ns: a replaced file (a new inode) or a rewritten one changes it.
         etag: `"${Number(size).toString(16)}-${Number(inode).toString(16)}-${BigInt(mtime.replace('.', '')).toString(16)}"`,
-        stream: process.stdout,
+        // Piped on (flowing mode, with backpressure) rather than read where readHead left it paused: a file small
+        // enough to arrive with its header and the pipe's end in one read then still ends its stream.
+        stream: process.stdout.pipe(new PassThrough({ highWaterMark: FILE_CHUNK_BYTES })),
         finish: () => this.outcome(running),
         abort: () => process.kill(),
       };
