@@ -57,7 +57,7 @@ export class GatewayModule {
     const tokens = new DaemonTokenCache(lookups);
     const doorHosts = new DoorHosts(config.internDomain);
     const door = { hosts: doorHosts, gate: new DoorGate(directory, tokens, deps.authFailures) };
-    const terminals = new DoorTerminals(config, doorHosts, door.gate, new TerminalClient(deps.nats, subjects.runs));
+    const terminals = new DoorTerminals(config, doorHosts, door.gate, () => new TerminalClient(deps.nats, subjects.runs));
     return {
       module: GatewayModule,
       imports: [HealthModule.forRoot({ service: 'gateway', dataSource: deps.dataSource, nats: () => deps.nats })],

@@ -35,13 +35,20 @@ export class DoorTerminals {
   private readonly logger = new Logger('DoorTerminals');
   private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   private readonly open = new Map<WebSocket, Terminal>();
+  private client: TerminalClient | null = null;
 
   constructor(
     private readonly config: PlatformConfig,
     private readonly hosts: DoorHosts,
     private readonly gate: DoorGate,
-    private readonly terminals: TerminalClient,
+    /** Made at the first terminal: the module is also built without a connection (to read its routes). */
+    private readonly terminalClient: () => TerminalClient,
   ) {}
+
+  private get terminals(): TerminalClient {
+    this.client ??= this.terminalClient();
+    return this.client;
+  }
 
   /** Takes the server's WebSocket upgrades (the door's only WebSocket route). */
   attach(server: Server): void {
