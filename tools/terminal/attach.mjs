@@ -5,8 +5,17 @@
  * The origin and token are what `GET /api/v1/interns/{id}/daemon` answers. Keystrokes go as binary frames, the
  * window size as resize frames (at start and on every SIGWINCH); the shell's exit ends it.
  */
+import { lookup } from 'node:dns';
 import process from 'node:process';
 import { WebSocket } from 'ws';
+
+/** `*.localhost` is loopback (RFC 6761), as curl and browsers resolve it; the system resolver may not know it. */
+function localhostAware(hostname, options, callback) {
+  if (hostname === 'localhost' || hostname.endsWith('.localhost')) {
+    return options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4);
+  }
+  return lookup(hostname, options, callback);
+}
 
 const [origin, token] = process.argv.slice(2);
 if (!origin || !token) {
@@ -18,7 +27,7 @@ const url = new URL('/api/terminal', origin.replace(/^http/, 'ws'));
 url.searchParams.set('cols', String(size().cols));
 url.searchParams.set('rows', String(size().rows));
 
-const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, lookup: localhostAware });
 socket.on('unexpected-response', (_request, response) => {
   let body = '';
   response.on('data', (chunk) => (body += chunk));

@@ -79,7 +79,8 @@ export async function spawnPty(plan: ProcessPlan, size: PtySize): Promise<PtyPro
       name: 'xterm-256color',
       cols: size.cols,
       rows: size.rows,
-      cwd: '/',
+      // The service's own working directory, as the shell tool's launch has it: DATA_DIR may be relative (npm start).
+      cwd: process.cwd(),
       env: plan.env,
     });
   } catch (error) {
