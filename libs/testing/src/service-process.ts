@@ -110,7 +110,9 @@ export async function waitForHttp(
       await response.body?.cancel();
       if (response.status === wanted) return;
     } catch (error) {
-      last = (error as Error).message;
+      // fetch's own message ("fetch failed") hides why: the cause (ECONNREFUSED, ...) says it.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      last = cause === undefined ? (error as Error).message : `${(error as Error).message} (${cause.code ?? cause.message})`;
     }
     await new Promise((done) => setTimeout(done, 100));
   }

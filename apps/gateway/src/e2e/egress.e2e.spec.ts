@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { newOriginCa, type Origin, Platform, PLATFORM_SERVICES, startHttpOrigin, startHttpsOrigin } from '@interns/testing';
-import { API, createRunningIntern, prompt, readStream } from '../testing/chat.fixture';
+import { API, createRunningIntern, oauthToken, prompt, readStream } from '../testing/chat.fixture';
 import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { attachTerminal, doorOf } from '../testing/terminal.fixture';
 
 const SECRET_VALUE = 'ghp_e2e-egress-secret-value-7f3a';
 const BOUND = 'api.bound.test';
@@ -211,4 +212,28 @@ describe('the egress log', () => {
     expect(entries.every((entry) => typeof entry.run_id === 'string')).toBe(true);
     expect(JSON.stringify(entries)).not.toContain(SECRET_VALUE);
   });
+});
+
+describe("a terminal at the intern's door", () => {
+  it('has the same egress as the shell tool: the placeholder in its environment, the value only at the bound host', async () => {
+    const door = await doorOf(platform, internId, await oauthToken(platform, 'interns vault:read'));
+    const session = await attachTerminal(platform, door);
+    try {
+      const before = bound.requests.length;
+      session.socket.send(Buffer.from(`echo "token=$API_TOKEN"; ${curl(`-H "Authorization: Bearer $API_TOKEN" https://${BOUND}:${bound.port}/from-terminal`)}\r`));
+      await session.until(/exit=\d+/, 30_000);
+      expect(session.text()).toMatch(/token=vault:api_token:[0-9a-f]{32}/);
+      expect(session.text()).toContain('{"ok":true} exit=0');
+      expect(session.text()).not.toContain(SECRET_VALUE);
+      expect(bound.requests.slice(before).map((request) => [request.url, request.headers.authorization])).toEqual([['/from-terminal', `Bearer ${SECRET_VALUE}`]]);
+      session.socket.send(Buffer.from(`${curl(`https://${REFUSED}:${other.port}/from-terminal`)}\r`));
+      await session.until(/CONNECT tunnel failed, response 403[^]*exit=\d+/, 30_000);
+    } finally {
+      session.socket.close();
+    }
+    // The terminal's requests are in the egress log too, with no run (a terminal is not a run).
+    const log = await platform.api(`${API}/interns/${internId}/egress/log?limit=500`, { token: KEYS.alice });
+    const entry = (log.body as { data: { path: string | null; run_id: string | null; secrets: string[] }[] }).data.find((one) => one.path === '/from-terminal');
+    expect(entry).toMatchObject({ run_id: null, secrets: ['api_token'] });
+  }, 60_000);
 });

@@ -5,81 +5,19 @@
  * refusals answered in the envelope before any switch of protocol.
  */
 import { execFileSync } from 'node:child_process';
-import { WebSocket } from 'ws';
 import { Platform } from '@interns/testing';
 import { API, createRunningIntern, oauthToken } from '../testing/chat.fixture';
 import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { attachTerminal, type Door, doorOf as doorWith, type TerminalSession as Session, terminalRefusal } from '../testing/terminal.fixture';
 
 const TERMINALS_PER_INTERN = 2;
 
 let platform: Platform;
 let oauth: string;
+const doorOf = (internId: string) => doorWith(platform, internId, oauth);
+const attach = (door: Door, query = '') => attachTerminal(platform, door, query);
+const refusal = (door: Door, query = '') => terminalRefusal(platform, door, query);
 const interns = { main: '', capped: '', suspended: '' };
-
-interface Door {
-  hostname: string;
-  token: string;
-}
-
-async function doorOf(internId: string): Promise<Door> {
-  const revealed = await platform.api(`${API}/interns/${internId}/daemon`, { token: oauth });
-  if (revealed.status !== 200) throw new Error(`daemon access answered ${revealed.status}: ${revealed.text}`);
-  const hostname = (await platform.api(`${API}/interns/${internId}`, { token: KEYS.alice })).body.hostname as string;
-  return { hostname, token: (revealed.body as { token: string }).token };
-}
-
-/** A terminal client: the socket, what it printed, and its ending. */
-interface Session {
-  socket: WebSocket;
-  text: () => string;
-  until: (needle: string | RegExp, ms?: number) => Promise<void>;
-  closed: Promise<{ code: number; reason: string }>;
-}
-
-/** Connects to the gateway's port with the intern's hostname as `Host`, as a client resolving `*.localhost` would. */
-function attach(door: Door, query = ''): Promise<Session> {
-  const socket = new WebSocket(`${platform.gatewayUrl.replace('http', 'ws')}/api/terminal${query}`, {
-    headers: { host: door.hostname, authorization: `Bearer ${door.token}` },
-  });
-  let text = '';
-  socket.on('message', (data: Buffer) => (text += data.toString('utf8')));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  return new Promise((resolve, reject) => {
-    socket.once('open', () =>
-      resolve({
-        socket,
-        text: () => text,
-        closed,
-        until: async (needle, ms = 10_000) => {
-          const deadline = Date.now() + ms;
-          while (!(typeof needle === 'string' ? text.includes(needle) : needle.test(text))) {
-            if (Date.now() > deadline) throw new Error(`not seen within ${ms} ms: ${String(needle)}\n--- terminal ---\n${text}`);
-            await new Promise((done) => setTimeout(done, 25));
-          }
-        },
-      }),
-    );
-    socket.once('unexpected-response', (_request, response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode, body: JSON.parse(body) })));
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** The refusal of an upgrade: its status and envelope. */
-async function refusal(door: Door, query = ''): Promise<{ status: number; body: unknown }> {
-  try {
-    const session = await attach(door, query);
-    session.socket.close();
-    throw new Error('the upgrade was not refused');
-  } catch (error) {
-    const { status, body } = error as { status?: number; body?: unknown };
-    if (status === undefined) throw error;
-    return { status, body };
-  }
-}
 
 /** Processes of a host uid (the sandbox's PID namespace is below ours; pgrep only reads). */
 function processesOf(uid: number): string {
