@@ -10,6 +10,8 @@ import { interactionPage, devicePages, escapeHtml } from './oidc-provider-pages'
 const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** Form bodies of the interaction routes are a few fields; anything bigger is refused. */
 const MAX_FORM_BYTES = 16 * 1024;
+/** oidc-provider's default tolerance for clock skew, seconds. */
+const CLOCK_TOLERANCE_S = 15;
 
 /** A member the server can sign in, with the claims the gateway needs beside `sub`. */
 export interface OidcTestAccount {
@@ -30,6 +32,8 @@ export interface OidcProviderServerOptions {
   scopes?: string[];
   /** Default 600 s (the gateway refuses lifetimes above OIDC_MAX_TOKEN_AGE_S, 3600 by default). */
   accessTokenTtlSeconds?: number;
+  /** `opaque`: a misconfigured issuer whose tokens the platform cannot verify (default `jwt`). */
+  accessTokenFormat?: 'jwt' | 'opaque';
   /** How long a device code may wait for approval; default 600 s. */
   deviceCodeTtlSeconds?: number;
   /** The polling interval the server announces (`interval`); default 1 s so tests do not wait RFC 8628's 5 s. */
@@ -115,7 +119,9 @@ async function createProvider(
     issueRefreshToken: (_ctx: unknown, oauthClient: { grantTypeAllowed(type: string): boolean }) => oauthClient.grantTypeAllowed('refresh_token'),
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     // oidc-provider's own in-memory store, one per server, named so it does not warn about the implicit default.
-    adapter: createMemoryAdapter(),
+    // It keeps records for the clock tolerance past expiry, so an expired device code still answers expired_token.
+    clockTolerance: CLOCK_TOLERANCE_S,
+    adapter: createMemoryAdapter(CLOCK_TOLERANCE_S),
     // Every lifetime set, so the server does not note each default it falls back on.
     ttl: {
       DeviceCode: options.deviceCodeTtlSeconds ?? 600,
@@ -138,7 +144,7 @@ async function createProvider(
           return {
             scope,
             audience: OAUTH_AUDIENCE,
-            accessTokenFormat: 'jwt',
+            accessTokenFormat: options.accessTokenFormat ?? 'jwt',
             accessTokenTTL: accessTokenTtl,
             jwt: { sign: { alg: 'ES256' } },
           };

@@ -1,7 +1,7 @@
 /** Why a device-flow login failed; the CLI may branch on it (e.g. offer an API key for `device_flow_unsupported`). */
 export type DeviceFlowFailure =
-  /** The issuer URL is not HTTPS (plain HTTP is allowed on loopback only), or names an endpoint that is not. */
-  | 'insecure_issuer'
+  /** Not a usable issuer URL (not a URL, a query or fragment, not HTTPS: plain HTTP only on loopback), or its discovery names a non-HTTPS endpoint. */
+  | 'invalid_issuer'
   /** Its discovery document could not be fetched or is not this issuer's. */
   | 'discovery_failed'
   /** The discovery document has no `device_authorization_endpoint`. */

@@ -25,15 +25,15 @@ export function parseIssuer(issuer: string | URL): ParsedIssuer {
   try {
     url = new URL(issuer);
   } catch {
-    throw new DeviceFlowError('insecure_issuer', `the issuer ${String(issuer)} is not a URL`);
+    throw new DeviceFlowError('invalid_issuer', `the issuer ${String(issuer)} is not a URL`);
   }
   if (url.search !== '' || url.hash !== '') {
-    throw new DeviceFlowError('insecure_issuer', `the issuer ${url.href} has a query or fragment; an issuer identifier has neither`);
+    throw new DeviceFlowError('invalid_issuer', `the issuer ${url.href} has a query or fragment; an issuer identifier has neither`);
   }
   const label = url.pathname === '/' ? url.origin : url.href;
   if (url.protocol === 'https:') return { url, insecure: false, label };
   if (isLoopbackHttp(url)) return { url, insecure: true, label };
-  throw new DeviceFlowError('insecure_issuer', `the issuer ${url.href} must use https (plain http only on localhost, 127.0.0.1 or [::1])`);
+  throw new DeviceFlowError('invalid_issuer', `the issuer ${url.href} must use https (plain http only on localhost, 127.0.0.1 or [::1])`);
 }
 
 /**
@@ -44,5 +44,5 @@ export function checkEndpoint(issuer: ParsedIssuer, value: string | undefined, n
   if (value === undefined) throw new DeviceFlowError('issuer_error', `the issuer ${issuer.label} names no ${name}`);
   const url = URL.parse(value);
   if (url !== null && (url.protocol === 'https:' || (issuer.insecure && isLoopbackHttp(url)))) return;
-  throw new DeviceFlowError('insecure_issuer', `the issuer's ${name} ${JSON.stringify(value)} is not an https URL`);
+  throw new DeviceFlowError('invalid_issuer', `the issuer's ${name} ${JSON.stringify(value)} is not an https URL`);
 }
