@@ -4,7 +4,7 @@
  * discovery). A user approving over HTTP yields a token the gateway accepts as that member; a denial, an expired
  * code, a wait that runs out, a cancel and an issuer without the device flow each end in their own clear error.
  */
-import { approveDeviceLogin, OidcProviderServer, Platform, type DeviceApproval, type DeviceApprovalOutcome } from '@interns/testing';
+import { approveDeviceLogin, freePort, OidcProviderServer, Platform, type DeviceApproval, type DeviceApprovalOutcome } from '@interns/testing';
 import { DeviceFlowError, deviceFlowLogin, supportsDeviceFlow, type DeviceFlowLoginOptions, type DeviceFlowTokens, type DeviceUserCode } from './device-flow';
 
 const API = '/api/v1';
@@ -72,6 +72,10 @@ describe('device-flow login against a real issuer', () => {
     if (login.status !== 'fulfilled') throw login.reason;
     const tokens = login.value;
     expect(tokens.accessToken.split('.')).toHaveLength(3);
+    const header = JSON.parse(Buffer.from(tokens.accessToken.split('.')[0], 'base64url').toString('utf8')) as { kid: string };
+    expect(header).toMatchObject({ typ: 'at+jwt', alg: 'ES256', kid: expect.any(String) });
+    const published = (await (await fetch(issuer.jwksUri)).json()) as { keys: { kid: string }[] };
+    expect(published.keys.map((key) => key.kid)).toContain(header.kid);
     expect(tokens.scopes.sort()).toEqual(['interns', 'vault:read']);
     expect(typeof tokens.refreshToken).toBe('string');
     const expiresInMs = Date.parse(tokens.expiresAt) - before;
@@ -165,5 +169,14 @@ describe('device-flow login against a real issuer', () => {
     } finally {
       await codeFlowOnly.stop();
     }
+  }, 30_000);
+
+  it('says which issuer could not be read when discovery fails', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const probe = supportsDeviceFlow(nobody, { requestTimeoutMs: 2000 });
+    const error = failureOf((await Promise.allSettled([probe]))[0]);
+    expect(error.reason).toBe('discovery_failed');
+    // The cause chain is in the message (under jest openid-client also prefixes its generic "something went wrong").
+    expect(error.message).toMatch(new RegExp(`^could not read the discovery document of ${nobody}: .*fetch failed: connect ECONNREFUSED`));
   }, 30_000);
 });

@@ -209,11 +209,25 @@ function failure(error: unknown, signal: AbortSignal | undefined, polling: { dea
   throw new DeviceFlowError('issuer_error', `the device flow failed: ${describe(error)}`, { cause: error });
 }
 
-/** openid-client's messages are generic ("unexpected HTTP response status code"); the cause says which. */
+/**
+ * openid-client's messages are generic ("unexpected HTTP response status code"); the causes say which. Duck-typed:
+ * fetch's errors may come from another realm (a test runner's), where instanceof fails.
+ */
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause;
-  if (cause instanceof Response) return `${error.message} (HTTP ${cause.status} from ${cause.url})`;
-  if (cause instanceof Error && cause.message !== error.message) return `${error.message}: ${cause.message}`;
-  return error.message;
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 3 && isErrorLike(current); depth++) {
+    if (!messages.includes(current.message)) messages.push(current.message);
+    const cause: unknown = current.cause;
+    if (typeof cause === 'object' && cause !== null && 'status' in cause && 'url' in cause) {
+      messages.push(`HTTP ${String(cause.status)} from ${String(cause.url)}`);
+      break;
+    }
+    current = cause;
+  }
+  return messages.length > 0 ? messages.join(': ') : String(error);
+}
+
+function isErrorLike(value: unknown): value is { message: string; cause?: unknown } {
+  return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
 }
