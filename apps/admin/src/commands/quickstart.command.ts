@@ -114,17 +114,23 @@ export async function runQuickstart(
 
 function quickstartReport(output: QuickstartOutput, keptKeyCreatedAt: string | null): TextReport {
   const state = (created: boolean) => (created ? 'created' : 'already there');
-  const keyLine =
+  const keyState =
     output.key === null
-      ? `  user key      not shown: one exists (made ${keptKeyCreatedAt ?? '?'}), stored only as a hash`
-      : `  user key      ${output.key}   ${output.key_status === 'created' ? 'created' : `replaces ${output.disabled_keys} earlier key(s), now disabled`}: shown this once, keep it`;
+      ? `one exists (made ${keptKeyCreatedAt ?? '?'}); not shown: stored only as a hash`
+      : output.key_status === 'created'
+        ? 'created: shown this once, keep it'
+        : `replaces ${output.disabled_keys} earlier key(s), now disabled: shown this once, keep it`;
+  const rows: [string, string, string][] = [
+    ['organization', output.organization.id, state(output.organization.created)],
+    ['workspace', output.workspace.id, state(output.workspace.created)],
+    ['member', output.member.id, state(output.member.created)],
+    ['user key', output.key ?? '-', keyState],
+  ];
+  const width = Math.max(...rows.map(([, value]) => value.length));
   const [login, create, chat, curl] = output.try;
   return new TextReport([
     `Quickstart on ${describeTarget(output)}:`,
-    `  organization  ${output.organization.id}   ${state(output.organization.created)}`,
-    `  workspace     ${output.workspace.id}   ${state(output.workspace.created)}`,
-    `  member        ${output.member.id}   ${state(output.member.created)}`,
-    keyLine,
+    ...rows.map(([what, value, how]) => `  ${what.padEnd(12)}  ${value.padEnd(width)}  ${how}`),
     ...(output.key === null ? ['A new key (the current one stops working): npm run admin -- quickstart --new-key'] : []),
     '',
     `Try it, with npm start running (API ${output.api_url}):`,
