@@ -141,6 +141,13 @@ describe('admin reset', () => {
     expect(await databaseState(target.db)).toEqual({ exists: true, roles: 6 });
   });
 
+  it('removes nothing when NATS does not answer', async () => {
+    const run = await admin(['reset', '--yes'], { ...target.env, NATS_URL: 'nats://127.0.0.1:1' });
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toMatch(/^error: cannot connect to NATS at nats:\/\/127\.0\.0\.1:1: /);
+    expect(await databaseState(target.db)).toEqual({ exists: true, roles: 6 });
+  });
+
   it('asks at a terminal, showing what goes, and removes nothing when not told yes', async () => {
     const questions: string[] = [];
     const run = await admin(['reset'], target.env, async (question) => {

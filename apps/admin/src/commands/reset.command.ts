@@ -61,6 +61,9 @@ function describePlan(target: AdminTarget, database: DatabaseFootprint, streams:
  * streams, so the next `npm start` begins from nothing. It shows what it will remove and asks at a terminal; without
  * one it needs `--yes`. A database someone is connected to (a running `npm start`) is refused before anything goes.
  * The database goes first: if the streams then fail, running reset again finishes the job. DATA_DIR is kept.
+ * Who may run it: whoever holds the database owner's URL and may manage the prefix's JetStream streams (an anonymous
+ * development broker; the `admin` NATS user of `nats-setup` may not); it reaches only that database, its roles and
+ * the streams isStreamOfPrefix names.
  */
 export async function runReset(options: ResetOptions, context: ResetContext): Promise<ResetOutput | TextReport> {
   const refused = refusal(context.config);
@@ -73,7 +76,12 @@ export async function runReset(options: ResetOptions, context: ResetContext): Pr
     );
   }
   const nc = await context.nats();
-  const streams = await listPrefixStreams(nc, context.config.natsPrefix);
+  const streams = await listPrefixStreams(nc, context.config.natsPrefix).catch((error: unknown) => {
+    // E.g. the admin's NATS user (NATS_CREDS_DIR) may not use the JetStream API: a secured broker is no dev machine's.
+    throw new Error(`reset: cannot list the JetStream streams of NATS prefix "${context.config.natsPrefix}" (${(error as Error).message}); nothing removed`, {
+      cause: error,
+    });
+  });
   const plan = describePlan(context.target, database, streams);
   const dataDir = context.config.dataDir;
   if (plan.length === 0) return report(options, context.target, { database: false, roles: [] }, [], dataDir);
