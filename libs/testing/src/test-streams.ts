@@ -1,6 +1,5 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { streamNamePrefix } from '@interns/contracts';
 
 /**
  * Stream limits for tests. JetStream reserves a stream's `max_bytes` against the server's storage, and every
@@ -18,9 +17,10 @@ export function deleteTestStreams(prefix: string, natsUrl = process.env.NATS_URL
 /** Deletes the streams under any of `prefixes` (one listing of the server's streams); answers how many. */
 export async function deleteStreamsOfPrefixes(prefixes: readonly string[], natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'): Promise<number> {
   if (prefixes.length === 0) return 0;
-  // By name alone (not isStreamOfPrefix): a test also makes streams of its own subjects under its prefix's name, and
-  // test prefixes (`test_` and 10 hex digits) are never the start of one another.
-  const streamPrefixes = prefixes.map(streamNamePrefix);
+  // By name alone (not the contracts' isStreamOfPrefix: this file also runs in jest's global teardown and test
+  // environment, where the @interns aliases do not resolve). Test prefixes (`test_` and 10 hex digits) are never
+  // the start of one another, so a name is enough.
+  const streamPrefixes = prefixes.map((prefix) => `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_`);
   const nc = await connect({ servers: natsUrl });
   let deleted = 0;
   try {
