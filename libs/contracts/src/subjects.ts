@@ -207,6 +207,11 @@ export function subjectsFor(prefix: string) {
     eventsOf: (service: ServiceName) => `${p}.evt.${service}.>`,
     /** JetStream stream holding one service's integration events (stream names allow no dots). */
     eventStreamName: (service: ServiceName) => `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_${service}_events`,
+    /**
+     * JetStream stream sourcing every service's integration event stream into one order, the same on every gateway
+     * replica: the workspace event stream (`GET /events`) reads it and resumes by its order.
+     */
+    workspaceEventStreamName: `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_workspace_events`,
   };
 }
 
