@@ -38,7 +38,7 @@ beforeAll(async () => {
     },
   });
   await platform.applyIdentities(IDENTITIES);
-}, 60_000);
+}, 90_000);
 
 afterEach(() => {
   for (const stream of open.splice(0)) stream.close();
@@ -70,10 +70,12 @@ function eventsOf(stream: SseResponse): WorkspaceEvent[] {
   });
 }
 
-/** Waits until the stream holds an event matching `accept`; resolves to it. */
-async function waitFor(stream: SseResponse, accept: (event: WorkspaceEvent) => boolean, timeoutMs = 30_000): Promise<WorkspaceEvent> {
-  await stream.until((events) => events.some((data) => accept(JSON.parse(data))), timeoutMs);
-  return eventsOf(stream).find(accept) as WorkspaceEvent;
+/** Waits until the stream holds an event matching `accept` (after the event `afterId`, when given); resolves to it. */
+async function waitFor(stream: SseResponse, accept: (event: WorkspaceEvent) => boolean, afterId?: string): Promise<WorkspaceEvent> {
+  // Where to look from: the start, or just after `afterId` once the stream has it (-1 until then).
+  const from = () => (afterId === undefined ? 0 : stream.ids.indexOf(afterId) + 1 || -1);
+  await stream.until((events) => from() >= 0 && events.slice(from()).some((data) => accept(JSON.parse(data))), 30_000);
+  return eventsOf(stream).slice(from()).find(accept) as WorkspaceEvent;
 }
 
 const about = (internId: string) => (event: WorkspaceEvent) => event.data.intern_id === internId;
@@ -191,9 +193,9 @@ describe('resuming with Last-Event-ID', () => {
 
     // Missed while away: a suspend and a provision of the intern, each with its status changes.
     expect((await platform.api(`${API}/interns/${internId}/suspend`, { method: 'POST', token: KEYS.alice })).status).toBe(200);
-    await waitFor(witness, statusOf(internId, 'stopped'));
+    const stopped = await waitFor(witness, statusOf(internId, 'stopped'), last.id);
     expect((await platform.api(`${API}/interns/${internId}/provision`, { method: 'POST', token: KEYS.alice })).status).toBe(202);
-    await waitFor(witness, statusOf(internId, 'running'));
+    await waitFor(witness, statusOf(internId, 'running'), stopped.id);
     const witnessed = witness.ids.slice(witness.ids.indexOf(last.id) + 1);
     expect(witnessed.length).toBeGreaterThanOrEqual(3);
 
