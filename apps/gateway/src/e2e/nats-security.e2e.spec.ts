@@ -132,7 +132,7 @@ it("serves an intern's door on the secured broker: hostname lookup, token check,
   expect(violations()).toEqual([]);
 }, 60_000);
 
-it("follows the workspace event stream on the secured broker: the gateway's own sourced stream, run events routed by lifecycle's owner lookup", async () => {
+it("follows the workspace event stream on the secured broker: the gateway's own stream sourcing the integration event streams", async () => {
   const events = await platform.getStream(`${API}/events`, KEYS.alice);
   if (!(events instanceof SseResponse)) throw new Error(`events answered ${events.status}: ${JSON.stringify(events.body)}`);
   const internId = await createRunningIntern(platform);
