@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Platform } from '@interns/testing';
-import { CliHome, envelopeOf, IDENTITIES, KEYS } from './cli.fixture';
+import type { Platform } from '@interns/testing';
+import { CliHome, envelopeOf, KEYS, startPlatform } from './cli.fixture';
 
 let platform: Platform;
 let home: CliHome;
@@ -16,11 +16,10 @@ let api: string;
 let worker: { id: string; name: string };
 
 beforeAll(async () => {
-  platform = await Platform.start();
-  await platform.applyIdentities(IDENTITIES);
+  platform = await startPlatform();
   home = await CliHome.create();
   api = `${platform.gatewayUrl}/api/v1`;
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await home?.remove();

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Platform, PLATFORM_SERVICES } from '@interns/testing';
 
 export const CLI_ENTRY = resolve('dist/apps/cli/src/main.js');
 
@@ -26,6 +27,25 @@ export const IDENTITIES = {
     { key: KEYS.org, kind: 'organization', organization_id: 'cli-acme', workspace_id: WORKSPACE },
   ],
 };
+
+/**
+ * The platform, its services started one after another (gateway first): on a machine shared with other test runs,
+ * six processes loading at once can each miss the ready deadline. `beforeServices` runs once the gateway is up
+ * (its port is then known, e.g. for INTERN_ORIGIN).
+ */
+export async function startPlatform(options: { env?: Record<string, string>; beforeServices?: (platform: Platform) => void } = {}): Promise<Platform> {
+  const platform = await Platform.start({ env: options.env, services: [] });
+  try {
+    await platform.startService('gateway');
+    options.beforeServices?.(platform);
+    for (const service of PLATFORM_SERVICES.filter((name) => name !== 'gateway')) await platform.startService(service);
+    await platform.applyIdentities(IDENTITIES);
+  } catch (error) {
+    await platform.stop();
+    throw error;
+  }
+  return platform;
+}
 
 export interface CliResult {
   code: number | null;
@@ -97,4 +117,62 @@ export function envelopeOf(result: CliResult): { error: { code: number | null; m
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `interns` under a pseudo-terminal, as a person runs it: what it printed so far, keys typed, its exit. */
+export class PtyRun {
+  private output = '';
+  readonly exited: Promise<{ exitCode: number; signal?: number }>;
+
+  private constructor(private readonly terminal: import('@lydell/node-pty').IPty) {
+    terminal.onData((data) => (this.output += data));
+    this.exited = new Promise((resolve) => terminal.onExit(resolve));
+  }
+
+  static async start(home: CliHome, args: string[], size = { cols: 100, rows: 30 }): Promise<PtyRun> {
+    const { spawn: spawnPty } = await import('@lydell/node-pty');
+    return new PtyRun(spawnPty(process.execPath, [CLI_ENTRY, ...args], { name: 'xterm-256color', ...size, cwd: home.dir, env: home.env({ TERM: 'xterm-256color' }) }));
+  }
+
+  /** Everything printed, ANSI escapes removed. */
+  text(): string {
+    // eslint-disable-next-line no-control-regex -- terminal escapes are control characters
+    return this.output.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]/g, '');
+  }
+
+  /** Waits until the printed text (after `from`) matches. */
+  async until(needle: string | RegExp, options: { from?: number; timeoutMs?: number } = {}): Promise<number> {
+    const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+    for (;;) {
+      const text = this.text().slice(options.from ?? 0);
+      const at = typeof needle === 'string' ? text.indexOf(needle) : text.search(needle);
+      if (at >= 0) return (options.from ?? 0) + at;
+      if (Date.now() > deadline) throw new Error(`not printed within the time: ${String(needle)}\n--- terminal ---\n${this.text()}`);
+      await sleep(25);
+    }
+  }
+
+  type(keys: string): void {
+    this.terminal.write(keys);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.terminal.resize(cols, rows);
+  }
+
+  /** The exit, or a failure with what was printed when it does not come in time. */
+  async exit(timeoutMs = 20_000): Promise<{ exitCode: number; signal?: number }> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        this.terminal.kill('SIGKILL');
+        reject(new Error(`no exit within ${timeoutMs} ms\n--- terminal ---\n${this.text()}`));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
