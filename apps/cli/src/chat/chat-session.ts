@@ -6,7 +6,7 @@
  */
 import type { ApprovalMode, ChatChunk, RunResource } from '@interns/contracts';
 import { PROVIDE_INPUT_TOOL } from '@interns/contracts';
-import { ApiError, CliError, EXIT } from '../errors';
+import { CliError, EXIT } from '../errors';
 import { bodyOf, type ApiClient } from '../http/api-client';
 import { readSse } from '../http/sse-reader';
 import type { Output } from '../output/output';
@@ -170,9 +170,4 @@ export function answerBody(asked: AskedQuestion, content: string): Record<string
       { role: 'tool', tool_call_id: asked.toolCallId, content },
     ],
   };
-}
-
-/** Whether an error is an API refusal with this reason. */
-export function isRefusal(error: unknown, reason: string): boolean {
-  return error instanceof ApiError && error.reason === reason;
 }

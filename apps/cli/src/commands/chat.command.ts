@@ -6,7 +6,8 @@ import type { Command } from 'commander';
 import { APPROVAL_MODES, type ApprovalMode } from '@interns/contracts';
 import type { CliContext, CommonOptions } from '../cli-context';
 import { ChatSession, type TurnOutcome } from '../chat/chat-session';
-import { CliError, EXIT } from '../errors';
+import { ApiError, CliError, EXIT } from '../errors';
+import type { Output } from '../output/output';
 import { resolveInternId } from '../interns/intern-ref';
 import { isPromptExit, TerminalPrompts } from '../prompts/terminal-prompts';
 import { withCommonOptions } from './common-options';
@@ -49,7 +50,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
     if (prompt !== undefined) {
       outcomes.push(await session.send(prompt === '-' ? await readStdin(ctx.io.stdin) : prompt));
     } else if (prompts.available) {
-      await converse(session, prompts);
+      await converse(session, prompts, output);
       return;
     } else if (options.run === undefined) {
       throw CliError.usage('give a prompt (or `-` to read it from stdin), or run chat at a terminal for a conversation');
@@ -60,7 +61,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
 }
 
 /** A line, a turn, until `.exit`, Ctrl-C or Ctrl-D at the prompt. */
-async function converse(session: ChatSession, prompts: TerminalPrompts): Promise<void> {
+async function converse(session: ChatSession, prompts: TerminalPrompts, output: Output): Promise<void> {
   for (;;) {
     let line: string;
     try {
@@ -71,7 +72,15 @@ async function converse(session: ChatSession, prompts: TerminalPrompts): Promise
     }
     const text = line.trim();
     if (EXIT_WORDS.has(text)) return;
-    if (text !== '') await session.send(line);
+    if (text === '') continue;
+    try {
+      await session.send(line);
+    } catch (error) {
+      // A refused turn (busy, rate limited, a run that cannot start) is told and the conversation goes on; a
+      // credential that stopped working ends it.
+      if (!(error instanceof ApiError) || error.exitCode === EXIT.auth) throw error;
+      output.note(`error: ${error.message}${error.reason ? ` (${error.status} ${error.reason})` : ''}`);
+    }
   }
 }
 

@@ -109,9 +109,6 @@ async function verify(apiUrl: string, credential: StoredCredential): Promise<str
     if (error instanceof ApiError && error.status === 404) {
       return 'note: this credential cannot list interns (an intern key names its intern by id)';
     }
-    if (error instanceof ApiError && error.status === 401) {
-      throw new ApiError(401, error.envelope, 'the API refused this credential');
-    }
     throw error;
   }
 }
