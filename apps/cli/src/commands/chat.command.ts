@@ -19,7 +19,7 @@ interface ChatOptions extends CommonOptions {
   background?: boolean;
 }
 
-/** Typed at the conversation's prompt, ends it (as do Ctrl-C and Ctrl-D there). */
+/** Typed at the conversation's prompt, ends it (as does Ctrl-C there). */
 const EXIT_WORDS = new Set(['.exit', '.quit']);
 
 export function registerChat(program: Command, ctx: CliContext): void {

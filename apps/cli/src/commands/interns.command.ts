@@ -19,8 +19,8 @@ import type { Output } from '../output/output';
 /** A polled wait's pace and its default bound. */
 const WAIT_POLL_MS = 500;
 const DEFAULT_WAIT_S = 300;
-/** Statuses an intern rests in: `--wait` returns at one of these. */
-const SETTLED: readonly InternStatus[] = ['running', 'stopped', 'failed', 'destroy_failed'];
+/** Statuses an intern rests in: `--wait` returns at one of these (an install wait lasts until an operator acts). */
+const SETTLED: readonly InternStatus[] = ['running', 'stopped', 'failed', 'destroy_failed', 'awaiting_chatapp_install'];
 
 export function registerInternCommands(program: Command, ctx: CliContext): void {
   withCommonOptions(
@@ -53,6 +53,7 @@ export function registerInternCommands(program: Command, ctx: CliContext): void 
       .option('--idempotency-key <key>', 'retry-safe create: the same key and body answer the same intern'),
   ).action(async (name: string, options: CommonOptions & Record<string, string | boolean | undefined>) => {
     const output = ctx.output(options);
+    if (options.wait && !options.provision) throw CliError.usage('--wait waits for a provision: give --provision too');
     const client = await ctx.client(options);
     const body: CreateInternBody = { name };
     if (typeof options.description === 'string') body.description = options.description;

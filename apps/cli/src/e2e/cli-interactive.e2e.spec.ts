@@ -5,7 +5,8 @@
  * `*.localhost` name, so `attach` reaches it on loopback with the intern's Host, as it does under `npm start`.
  */
 import type { Platform } from '@interns/testing';
-import { CliHome, PtyRun, startPlatform, WORKSPACE } from './cli.fixture';
+import { readFile } from 'node:fs/promises';
+import { CliHome, KEYS, PtyRun, startPlatform, WORKSPACE } from './cli.fixture';
 
 let platform: Platform;
 let home: CliHome;
@@ -111,3 +112,39 @@ it('refuses attach with an API key: the message and exit 3', async () => {
     await keyHome.remove();
   }
 }, 30_000);
+
+it("asks at the terminal, never echoing secrets: login's key, rm's confirmation, a vault value typed twice", async () => {
+  const promptHome = await CliHome.create();
+  try {
+    const login = await PtyRun.start(promptHome, ['login', '--api', `${platform.gatewayUrl}/api/v1`]);
+    await login.until('API key or OAuth token');
+    login.type(`${KEYS.bob}\r`);
+    await login.until('logged in to');
+    expect((await login.exit()).exitCode).toBe(0);
+    expect(login.text()).not.toContain(KEYS.bob);
+    expect(JSON.parse(await readFile(promptHome.credentialsPath, 'utf8')).apis[`${platform.gatewayUrl}/api/v1`]).toMatchObject({ kind: 'api_key', key: KEYS.bob });
+
+    const secret = await PtyRun.start(promptHome, ['secrets', 'set', 'typed_token', '--host', 'api.example.com']);
+    await secret.until('value of typed_token');
+    secret.type('s3cret-typed\r');
+    await secret.until('again, to confirm');
+    secret.type('s3cret-typed\r');
+    await secret.until('set typed_token for api.example.com');
+    expect((await secret.exit()).exitCode).toBe(0);
+    expect(secret.text()).not.toContain('s3cret-typed');
+
+    const created = await promptHome.json(['create', 'cli-doomed']);
+    const declined = await PtyRun.start(promptHome, ['rm', 'cli-doomed']);
+    await declined.until(`delete cli-doomed (${created.id})?`);
+    declined.type('n\r');
+    expect((await declined.exit()).exitCode).toBe(1);
+    expect((await promptHome.json(['show', created.id])).status).toBe('stopped');
+    const confirmed = await PtyRun.start(promptHome, ['rm', 'cli-doomed']);
+    await confirmed.until('delete cli-doomed');
+    confirmed.type('y\r');
+    await confirmed.until('deleting cli-doomed');
+    expect((await confirmed.exit()).exitCode).toBe(0);
+  } finally {
+    await promptHome.remove();
+  }
+}, 90_000);
