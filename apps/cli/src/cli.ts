@@ -9,6 +9,7 @@ import { ApiError, CliError, EXIT, type ExitCode } from './errors';
 import type { CliIo } from './output/output';
 import { isPromptExit } from './prompts/terminal-prompts';
 import { registerLogin, type LoginHooks } from './commands/login.command';
+import { runDeviceFlow } from './login/device-flow-hook';
 import { registerInternCommands } from './commands/interns.command';
 import { registerChat } from './commands/chat.command';
 import { registerRunCommands } from './commands/runs.command';
@@ -17,11 +18,8 @@ import { registerCopy } from './commands/cp.command';
 import { registerSecrets } from './commands/secrets.command';
 import { registerEgress } from './commands/egress.command';
 
-/**
- * Login methods built elsewhere. The OAuth device flow joins here: `{ deviceFlow: runDeviceFlow }`, imported from
- * `./login/device-flow`.
- */
-const LOGIN_HOOKS: LoginHooks = {};
+/** Login methods built apart from the command: the OAuth device flow (`login --issuer`). */
+const LOGIN_HOOKS: LoginHooks = { deviceFlow: runDeviceFlow };
 
 /** What to try next after a refusal, by its reason. */
 const HINTS: Record<string, string> = {
