@@ -3,11 +3,12 @@
  * file, the lifecycle commands' `--json` (the API's JSON), exit codes and envelopes of refusals, files both ways,
  * the vault, egress, invoke/runs/logs and a chat without a terminal.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Platform } from '@interns/testing';
-import { CliHome, envelopeOf, KEYS, startPlatform } from './cli.fixture';
+import { CLI_ENTRY, CliHome, envelopeOf, KEYS, sleep, startPlatform } from './cli.fixture';
 
 let platform: Platform;
 let home: CliHome;
@@ -121,6 +122,34 @@ describe('lifecycle', () => {
     expect(header).toMatch(/^ID\s+NAME\s+STATUS\s+MODEL\s+CREATED$/);
     expect(rows.some((row) => /\scli-twice\s+stopped\s/.test(row))).toBe(true);
   });
+});
+
+describe('ls --watch', () => {
+  it('follows the workspace events live: an intern provisioned meanwhile shows its steps up to running; Ctrl-C ends it', async () => {
+    const child = spawn(process.execPath, [CLI_ENTRY, 'ls', '--watch'], { env: home.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const until = async (pattern: RegExp, text: () => string, ms: number) => {
+      for (const deadline = Date.now() + ms; !pattern.test(text()); await sleep(50)) {
+        if (Date.now() > deadline) throw new Error(`not seen within ${ms} ms: ${String(pattern)}\nstdout: ${stdout}\nstderr: ${stderr}`);
+      }
+    };
+    try {
+      await until(/watching for changes/, () => stderr, 15_000);
+      const created = await home.json(['create', 'cli-watched', '--provision']);
+      await until(/cli-watched {2}running/, () => stdout, 90_000);
+      const lines = stdout.split('\n').filter((line) => line.includes('cli-watched'));
+      expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d {2}cli-watched {2}intern\.created$/);
+      expect(lines.some((line) => / provisioning \d+\/\d+ /.test(line))).toBe(true);
+      expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+  }, 120_000);
 });
 
 describe('with a running intern', () => {
