@@ -71,6 +71,12 @@ export async function followLiveEvents(client: ApiClient, handlers: LiveEventHan
       });
     } catch (error) {
       if (signal.aborted) return;
+      if (error instanceof ApiError && lastEventId !== null && (error.status === 410 || error.status === 400)) {
+        // The resume point is past the replay window (410 events_expired): read the current state, follow from now.
+        lastEventId = null;
+        handlers.onResumed();
+        continue;
+      }
       if (error instanceof ApiError && error.status !== 408 && error.status < 500 && error.status !== 429) {
         handlers.onStatus('unavailable', error.message);
         await pause(UNAVAILABLE_RETRY_MS, signal);
