@@ -60,7 +60,7 @@ describe('test preflight', () => {
   });
 
   it('passes on this machine, which has what the README names', () => {
-    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'e2fsprogs', 'socat', 'kubectl']);
+    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'e2fsprogs', 'socat', 'chromium', 'kubectl']);
     expect(() => preflight()).not.toThrow();
   });
 });

@@ -91,7 +91,7 @@ describe('a built console', () => {
     for (const path of ['/console/assets/gone-123.js', '/console/.hidden', '/console/../package.json', '/console/%2e%2e/%2e%2e/package.json', '/console/robots.txt']) {
       const response = await get(built, path);
       expect({ path, status: response.status }).toEqual({ path, status: 404 });
-      const body = await response.json();
+      const body = (await response.json()) as { error: { message: string } };
       expect(body.error).toMatchObject({ code: 404, metadata: { reason: 'not_found', retryable: false } });
     }
   });
@@ -108,7 +108,7 @@ describe('a gateway without a console build', () => {
     const response = await get(unbuilt, '/console/');
     expect(response.status).toBe(404);
     expectSecurityHeaders(response);
-    const body = await response.json();
+    const body = (await response.json()) as { error: { message: string } };
     expect(body.error).toMatchObject({ code: 404, metadata: { reason: 'not_found', retryable: false } });
     expect(body.error.message).toMatch(/not built/);
     expect((await get(unbuilt, '/health/live')).status).toBe(200);

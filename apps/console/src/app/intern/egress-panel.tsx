@@ -82,7 +82,7 @@ function EgressLog({ internId }: { internId: string }) {
       <ErrorNote error={log.error} />
       {log.isSuccess && entries.length === 0 ? <Empty>No requests yet: what the intern's commands send out shows here.</Empty> : null}
       {entries.length > 0 ? (
-        <TableScroll label="Egress log">
+        <TableScroll label="Egress log entries">
           <table>
             <thead>
               <tr>

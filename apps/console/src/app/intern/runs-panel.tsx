@@ -35,7 +35,7 @@ export function RunsPanel({ internId, selectedRunId }: { internId: string; selec
       <ErrorNote error={runs.error} />
       {runs.isSuccess && list.length === 0 ? <Empty>No runs yet: start one from Chat (or with invoke); it shows here.</Empty> : null}
       {list.length > 0 ? (
-        <TableScroll label="Runs">
+        <TableScroll label="Run list">
           <table>
             <thead>
               <tr>

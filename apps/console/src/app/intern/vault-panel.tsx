@@ -65,7 +65,7 @@ function SecretScope({ title, internId, copyInto }: { title: string; internId: s
       <ErrorNote error={secrets.error} />
       {secrets.isSuccess && list.length === 0 ? <Empty>No secrets here yet: set one with the form below.</Empty> : null}
       {list.length > 0 ? (
-        <TableScroll label={title}>
+        <TableScroll label={`${title}: list`}>
           <table>
             <thead>
               <tr>

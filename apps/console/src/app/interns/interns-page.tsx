@@ -36,7 +36,7 @@ export function InternsPage() {
         <ErrorNote error={interns.error} />
         {interns.isSuccess && list.length === 0 ? <Empty>No interns yet: create one with the form above, with “Provision it now” ticked to start it.</Empty> : null}
         {list.length > 0 ? (
-          <TableScroll label="Interns">
+          <TableScroll label="Intern list">
             <table className="interns-table">
               <thead>
                 <tr>

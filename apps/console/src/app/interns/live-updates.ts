@@ -67,13 +67,24 @@ export function applyLiveEvent(queryClient: QueryClient, event: LiveEvent): void
       }
       return;
     }
-    case 'run.completed':
-    case 'run.failed':
-    case 'question.opened':
-      void queryClient.invalidateQueries({ queryKey: queryKeys.runs(internId) });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.questions(internId) });
+    case 'intern.created':
+    case 'intern.updated':
+      void queryClient.invalidateQueries({ queryKey: queryKeys.interns });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.intern(internId) });
+      return;
+    case 'intern.deleted':
+      // Torn down: gone from the list at once; its own page reads again (and shows the 404's message).
+      queryClient.setQueryData<InfiniteData<Page<Intern>>>(queryKeys.interns, (list) =>
+        list === undefined ? list : { ...list, pages: list.pages.map((page) => ({ ...page, data: page.data.filter((intern) => intern.id !== internId) })) },
+      );
+      void queryClient.invalidateQueries({ queryKey: queryKeys.intern(internId) });
       return;
     default:
+      // run.*, question.*: the intern's runs and open questions are read again.
+      if (event.type.startsWith('run.') || event.type.startsWith('question.')) {
+        void queryClient.invalidateQueries({ queryKey: queryKeys.runs(internId) });
+        void queryClient.invalidateQueries({ queryKey: queryKeys.questions(internId) });
+      }
       return;
   }
 }

@@ -149,7 +149,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       <ErrorNote error={deliveries.error} />
       {deliveries.isSuccess && list.length === 0 ? <Empty>No deliveries yet: they appear as the workspace's events happen.</Empty> : null}
       {list.length > 0 ? (
-        <TableScroll label="Deliveries">
+        <TableScroll label="Delivery list">
           <table>
             <thead>
               <tr>
