@@ -1,17 +1,19 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { ApiClient } from './api/client';
 import { clearSignedIn, readSignedIn, writeSignedIn, type SignedIn } from './api/credential-store';
 import { followLiveEvents, type LiveStatus } from './api/live-events';
-import { AnalyticsPage } from './analytics/analytics-page';
 import { InternPage } from './intern/intern-page';
 import { InternsPage } from './interns/interns-page';
 import { applyLiveEvent, refreshAfterResume } from './interns/live-updates';
 import { internRoute, Link, navigate, useRoute, type Route } from './router';
 import { SessionContext, useSession, type Session } from './session';
 import { SignIn } from './sign-in';
-import { Empty } from './ui/feedback';
+import { Empty, Loading } from './ui/feedback';
 import { WebhooksPage } from './webhooks/webhooks-page';
+
+/** Its own chunk (Recharts is most of the bundle): loaded only when a management key opens it. */
+const AnalyticsPage = lazy(() => import('./analytics/analytics-page').then((module) => ({ default: module.AnalyticsPage })));
 
 export function App() {
   const [signedIn, setSignedIn] = useState<SignedIn | null>(readSignedIn);
@@ -123,7 +125,13 @@ function LiveIndicator({ status, detail }: { status: LiveStatus; detail?: string
 function Page() {
   const route = useRoute();
   const { signedIn } = useSession();
-  if (signedIn.kind === 'management') return <AnalyticsPage />;
+  if (signedIn.kind === 'management') {
+    return (
+      <Suspense fallback={<Loading what="analytics" />}>
+        <AnalyticsPage />
+      </Suspense>
+    );
+  }
   if (signedIn.kind === 'intern') {
     const internId = signedIn.internId ?? '';
     const tab = route.page === 'intern' && route.internId === internId ? route.tab : 'chat';
