@@ -6,7 +6,8 @@ import { QuestionCard } from './question-card';
 import { useChat, type ApprovalMode, type Exchange } from './use-chat';
 
 /** Chat with streamed Markdown output, questions answered in place, the approval mode and background runs. */
-export function ChatPanel({ internId, running }: { internId: string; running: boolean }) {
+export function ChatPanel({ internId, status }: { internId: string; status: string | null }) {
+  const running = status === 'running';
   const chat = useChat(internId);
   const [prompt, setPrompt] = useState('');
   const [approvalMode, setApprovalMode] = useState<ApprovalMode>('self-drive');
@@ -24,7 +25,7 @@ export function ChatPanel({ internId, running }: { internId: string; running: bo
 
   return (
     <div className="chat stack">
-      {!running ? <Empty>This intern is not running: provision it (Interns, or the Provision button above) to chat with it.</Empty> : null}
+      {status !== null && !running ? <Empty>This intern is not running: provision it (Interns, or the Provision button above) to chat with it.</Empty> : null}
       {chat.exchanges.length === 0 && running ? (
         <Empty>No messages yet: type a prompt below. With the built-in model, try “/say hello” or “/shell ls”.</Empty>
       ) : null}

@@ -54,7 +54,7 @@ export function InternPage({ internId, tab, runId }: { internId: string; tab: In
         </ul>
       </nav>
       <section aria-label={TAB_LABELS[tab]} className="panel">
-        {tab === 'chat' ? <ChatPanel internId={internId} running={intern.data?.status === 'running'} /> : null}
+        {tab === 'chat' ? <ChatPanel internId={internId} status={intern.data?.status ?? null} /> : null}
         {tab === 'runs' ? <RunsPanel internId={internId} selectedRunId={runId} /> : null}
         {tab === 'questions' ? <QuestionsPanel internId={internId} /> : null}
         {tab === 'files' ? <FilesPanel internId={internId} /> : null}

@@ -73,7 +73,7 @@ function RunRow({ internId, run, selected }: { internId: string; run: Run; selec
   });
   const started = formatTime(run.created_at);
   return (
-    <tr aria-selected={selected ? true : undefined} className={selected ? 'selected' : undefined}>
+    <tr aria-current={selected ? 'true' : undefined} className={selected ? 'selected' : undefined}>
       <td>{started}</td>
       <td>{run.origin}</td>
       <td>
