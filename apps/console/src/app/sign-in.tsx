@@ -1,15 +1,15 @@
 import { useState, type FormEvent } from 'react';
-import { identify, InternIdNeeded } from './api/identify';
-import type { SignedIn } from './api/credential-store';
+import { CREDENTIAL_KINDS, identify } from './api/identify';
+import type { CredentialKind, SignedIn } from './api/credential-store';
 import { ErrorNote } from './ui/feedback';
 import { useTitle } from './ui/use-title';
 
-/** Paste an API key or OAuth access token; what it may do is asked of the API (identify). */
+/** Paste an API key or OAuth access token and say what it is for; one request checks it (identify). */
 export function SignIn({ onSignedIn }: { onSignedIn(signedIn: SignedIn): void }) {
   useTitle('Sign in');
   const [credential, setCredential] = useState('');
+  const [kind, setKind] = useState<CredentialKind>('workspace');
   const [internId, setInternId] = useState('');
-  const [needsInternId, setNeedsInternId] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -18,9 +18,8 @@ export function SignIn({ onSignedIn }: { onSignedIn(signedIn: SignedIn): void })
     setBusy(true);
     setError(null);
     try {
-      onSignedIn(await identify(credential.trim(), needsInternId ? internId.trim() : null));
+      onSignedIn(await identify(credential.trim(), kind, kind === 'intern' ? internId.trim() : null));
     } catch (failure) {
-      if (failure instanceof InternIdNeeded) setNeedsInternId(true);
       setError(failure);
     } finally {
       setBusy(false);
@@ -30,8 +29,8 @@ export function SignIn({ onSignedIn }: { onSignedIn(signedIn: SignedIn): void })
   return (
     <main id="main" className="sign-in">
       <h1>Interns console</h1>
-      <form onSubmit={submit} className="card stack">
-        <h2>Sign in</h2>
+      <form onSubmit={submit} className="card stack" aria-labelledby="sign-in-title">
+        <h2 id="sign-in-title">Sign in</h2>
         <label>
           API key or OAuth access token
           <input
@@ -44,9 +43,18 @@ export function SignIn({ onSignedIn }: { onSignedIn(signedIn: SignedIn): void })
             onChange={(event) => setCredential(event.target.value)}
           />
         </label>
-        {needsInternId ? (
+        <fieldset>
+          <legend>Use it for</legend>
+          {CREDENTIAL_KINDS.map((option) => (
+            <label key={option.kind} className="checkbox">
+              <input type="radio" name="kind" value={option.kind} checked={kind === option.kind} onChange={() => setKind(option.kind)} />
+              {option.label}
+            </label>
+          ))}
+        </fieldset>
+        {kind === 'intern' ? (
           <label>
-            Intern id (an intern key sees only its intern)
+            Intern id
             <input name="intern-id" required value={internId} onChange={(event) => setInternId(event.target.value)} />
           </label>
         ) : null}
@@ -55,8 +63,7 @@ export function SignIn({ onSignedIn }: { onSignedIn(signedIn: SignedIn): void })
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
         <p className="hint">
-          The credential stays in this tab's session storage only: signing out or closing the tab forgets it. A user or
-          organization key (or a token with the <code>interns</code> scope) manages interns; a management key shows analytics.
+          The credential stays in this tab's session storage only: signing out or closing the tab forgets it.
         </p>
       </form>
     </main>

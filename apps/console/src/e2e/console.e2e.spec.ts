@@ -9,7 +9,8 @@
  * page axe-core finds no serious or critical violation, and the page reports no error. Screenshots: .data/console-screenshots/.
  */
 import { readFile } from 'node:fs/promises';
-import { Platform } from '@interns/testing';
+import { jest } from '@jest/globals';
+import { Platform, PLATFORM_SERVICES } from '@interns/testing';
 import type { Page } from 'playwright-core';
 import { inPage, launchBrowser, type Browser } from '../testing/browser.fixture';
 import { CONSOLE_IDENTITIES, CONSOLE_KEYS } from '../testing/console-identities.fixture';
@@ -28,8 +29,13 @@ const internName = `ada-${Math.random().toString(36).slice(2, 8)}`;
 /** What the page's script could have run from untrusted text: set by any payload that executed. */
 const pwned = () => inPage<string | null>(page, 'window.__pwned ?? null');
 
+// A step is a few page actions and an axe run; on a loaded machine that is more than jest's default 30 s.
+jest.setTimeout(90_000);
+
 beforeAll(async () => {
   platform = await Platform.start({
+    // Started one after another below: on a loaded machine six services booting at once can miss their start deadline.
+    services: [],
     env: {
       // Each provisioning step takes a moment, so the progress bar is there to be seen.
       PROVISION_STEP_DELAY_MS: '600',
@@ -38,11 +44,12 @@ beforeAll(async () => {
       KEEPALIVE_INTERVAL_MS: '5000',
     },
   });
+  for (const service of PLATFORM_SERVICES) await platform.startService(service);
   await platform.applyIdentities(CONSOLE_IDENTITIES);
   consoleUrl = `${platform.gatewayUrl}/console/`;
   browser = await launchBrowser();
   page = browser.page;
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -82,7 +89,7 @@ describe('the console in a browser', () => {
     await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
     const stored = await inPage<{ local: number; cookie: string; session: string }>(
       page,
-      '({ local: localStorage.length, cookie: document.cookie, session: JSON.stringify(sessionStorage) })',
+      '({ local: localStorage.length, cookie: document.cookie, session: Object.keys(sessionStorage).map((key) => sessionStorage.getItem(key)).join() })',
     );
     expect(stored).toMatchObject({ local: 0, cookie: '' });
     expect(stored.session).toContain(CONSOLE_KEYS.user);
@@ -113,7 +120,7 @@ describe('the console in a browser', () => {
     await lastAnswer(page).getByText('part one').waitFor();
     expect(await lastAnswer(page).textContent()).not.toContain('part two');
     await lastAnswer(page).getByText('part two').waitFor();
-    await lastAnswer(page).getByRole('link', { name: /Run of/ }).waitFor();
+    await lastAnswer(page).getByRole('link', { name: /^Run details/ }).waitFor();
   });
 
   it('renders model output as inert text: no raw HTML, no javascript: link, images not loaded', async () => {
@@ -123,7 +130,7 @@ describe('the console in a browser', () => {
 
     await sendPrompt(page, "/say [click me](javascript:window.__pwned='link') [docs](https://example.com/docs) ![pixel](https://example.com/p.png)");
     await lastAnswer(page).getByText('click me').waitFor();
-    expect(await lastAnswer(page).getByRole('link', { name: 'click me' }).count()).toBe(0);
+    expect(await lastAnswer(page).getByRole('link', { name: 'click me', exact: true }).count()).toBe(0);
     await lastAnswer(page).getByText('click me').click();
     const docs = lastAnswer(page).getByRole('link', { name: 'docs' });
     expect(await docs.getAttribute('href')).toBe('https://example.com/docs');
@@ -180,7 +187,7 @@ describe('the console in a browser', () => {
       { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('written in the browser\n') },
       { name: HOSTILE_FILE_NAME, mimeType: 'text/plain', buffer: Buffer.from('x') },
     ]);
-    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByText('Uploaded 2 files.').waitFor();
     await page.getByRole('rowheader', { name: HOSTILE_FILE_NAME }).waitFor();
     expect(await page.getByRole('region', { name: 'Files', exact: true }).locator('img').count()).toBe(0);
@@ -276,7 +283,7 @@ describe('the console in a browser', () => {
   });
 
   it('shows analytics charts of the last 24 h to a management key', async () => {
-    await signIn(page, consoleUrl, CONSOLE_KEYS.management);
+    await signIn(page, consoleUrl, CONSOLE_KEYS.management, 'Analytics (management key)');
     await page.getByRole('heading', { name: /Analytics/, level: 1 }).waitFor();
     // The runs above reach analytics through JetStream shortly after they end; the page asks once per load.
     const deadline = Date.now() + 20_000;
@@ -286,10 +293,7 @@ describe('the console in a browser', () => {
       await page.reload();
       await page.getByRole('figure').first().waitFor();
     }
-    for (const chart of ['runs', 'tokens', 'failures']) {
-      const figure = page.locator(`figure[data-chart="${chart}"]`);
-      await figure.locator('svg.recharts-surface').waitFor();
-    }
+    for (const chart of ['Runs', 'Tokens', 'Failures']) await page.getByRole('application', { name: `${chart} per hour` }).waitFor();
     expect(await page.locator('figure[data-chart="runs"] .recharts-bar-rectangle').count()).toBeGreaterThan(0);
     await checkPage(page, 'analytics');
   });

@@ -2,9 +2,10 @@
 import type { Locator, Page } from 'playwright-core';
 import { inPage, screenshot, seriousAccessibilityViolations } from './browser.fixture';
 
-export async function signIn(page: Page, consoleUrl: string, credential: string): Promise<void> {
+export async function signIn(page: Page, consoleUrl: string, credential: string, use: string): Promise<void> {
   await page.goto(consoleUrl);
   await page.getByLabel('API key or OAuth access token').fill(credential);
+  await page.getByLabel(use).check();
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }

@@ -1,38 +1,38 @@
 import { ApiError } from './api-error';
 import { ApiClient, path } from './client';
-import type { SignedIn } from './credential-store';
+import type { CredentialKind, SignedIn } from './credential-store';
 
-/** Thrown when the credential is good but sees no intern list: an intern key, which must name its intern. */
-export class InternIdNeeded extends Error {
-  constructor() {
-    super('this credential sees no list of interns (an intern key?): enter the id of its intern');
-    this.name = 'InternIdNeeded';
-  }
+/** What a user says a credential is for, and the one request that proves it (so a good sign-in makes no failing request). */
+export const CREDENTIAL_KINDS: readonly { kind: CredentialKind; label: string }[] = [
+  { kind: 'workspace', label: 'Interns of my workspace (user or organization key, OAuth token)' },
+  { kind: 'management', label: 'Analytics (management key)' },
+  { kind: 'intern', label: 'One intern (intern key)' },
+];
+
+/** A refusal with a hint at the likelier kind when the API says this credential is not for that use. */
+function withHint(error: unknown, kind: CredentialKind): unknown {
+  if (!(error instanceof ApiError)) return error;
+  if (kind === 'workspace' && error.status === 401) return new ApiError(401, `${error.message} (a management key? choose Analytics)`, error.reason);
+  if (kind === 'workspace' && error.status === 404) return new ApiError(404, 'this credential sees no list of interns (an intern key? choose One intern)', error.reason);
+  if (kind === 'management' && error.status === 403) return new ApiError(403, `${error.message} (choose Interns of my workspace)`, error.reason);
+  return error;
 }
 
 /**
- * What a pasted credential may do, asked of the API itself (the console never parses a credential): the intern list
- * answers a workspace credential (user or organization key, OAuth token with `interns`); the analytics catalogue a
- * management key; an intern key sees only its intern, so it needs that intern's id.
+ * Checks the pasted credential with the one request its use needs (the console never parses a credential): the intern
+ * list for a workspace credential, the analytics catalogue for a management key, the intern itself for an intern key.
  */
-export async function identify(credential: string, internId: string | null): Promise<SignedIn> {
+export async function identify(credential: string, kind: CredentialKind, internId: string | null): Promise<SignedIn> {
   const client = new ApiClient(credential);
-  if (internId !== null) {
-    await client.json(path`/interns/${internId}`);
-    return { credential, kind: 'intern', internId };
-  }
   try {
-    await client.json('/interns?limit=1');
-    return { credential, kind: 'workspace' };
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    if (error.status === 404) throw new InternIdNeeded();
-    if (error.status !== 401) throw error;
-    try {
-      await client.json('/analytics/meta');
-      return { credential, kind: 'management' };
-    } catch {
-      throw error;
+    if (kind === 'intern') {
+      if (internId === null || internId === '') throw new ApiError(400, 'an intern key sees only its intern: give its id');
+      await client.json(path`/interns/${internId}`);
+      return { credential, kind, internId };
     }
+    await client.json(kind === 'management' ? '/analytics/meta' : '/interns?limit=1');
+    return { credential, kind };
+  } catch (error) {
+    throw withHint(error, kind);
   }
 }

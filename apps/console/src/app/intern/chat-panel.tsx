@@ -89,8 +89,8 @@ function ExchangeView({ internId, exchange, onAnswer }: { internId: string; exch
           {exchange.phase === 'streaming' ? <span role="status">Streaming…</span> : null}
           {exchange.phase === 'done' && stream.usage !== null ? <span>{stream.usage.total_tokens} tokens</span> : null}
           {exchange.runId === null ? null : (
-            <Link to={internRoute(internId, 'runs', exchange.runId)} aria-label={`Run of “${exchange.prompt.slice(0, 40)}”`}>
-              Run details
+            <Link to={internRoute(internId, 'runs', exchange.runId)}>
+              Run details<span className="visually-hidden"> of “{exchange.prompt.slice(0, 40)}”</span>
             </Link>
           )}
         </p>
