@@ -14,7 +14,7 @@ import { Platform, PLATFORM_SERVICES } from '@interns/testing';
 import type { Page } from 'playwright-core';
 import { inPage, launchBrowser, type Browser } from '../testing/browser.fixture';
 import { CONSOLE_IDENTITIES, CONSOLE_KEYS } from '../testing/console-identities.fixture';
-import { checkPage, lastAnswer, openSection, pageHolds, sendPrompt, signIn } from '../testing/console-pages.fixture';
+import { answerText, checkPage, lastAnswer, openSection, pageHolds, sendPrompt, signIn } from '../testing/console-pages.fixture';
 
 const SECRET_VALUE = 'ghp_console_e2e_value_never_shown_9f3a';
 const HOSTILE_FILE_NAME = '<img src=x onerror="window.__pwned=\'file\'">.txt';
@@ -86,10 +86,10 @@ describe('the console in a browser', () => {
     await page.getByLabel('API key or OAuth access token').focus();
     await page.keyboard.type(CONSOLE_KEYS.user);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Interns', level: 1, exact: true }).waitFor();
     const stored = await inPage<{ local: number; cookie: string; session: string }>(
       page,
-      '({ local: localStorage.length, cookie: document.cookie, session: Object.keys(sessionStorage).map((key) => sessionStorage.getItem(key)).join() })',
+      "({ local: localStorage.length, cookie: document.cookie, session: sessionStorage.getItem('interns.console.session') ?? '' })",
     );
     expect(stored).toMatchObject({ local: 0, cookie: '' });
     expect(stored.session).toContain(CONSOLE_KEYS.user);
@@ -117,26 +117,26 @@ describe('the console in a browser', () => {
     await page.getByRole('link', { name: internName }).click();
     await page.getByRole('heading', { name: internName, level: 1 }).waitFor();
     await sendPrompt(page, '/say part one\n/sleep 1500\n/say part two');
-    await lastAnswer(page).getByText('part one').waitFor();
-    expect(await lastAnswer(page).textContent()).not.toContain('part two');
-    await lastAnswer(page).getByText('part two').waitFor();
+    await answerText(page).getByText('part one').waitFor();
+    expect(await answerText(page).textContent()).not.toContain('part two');
+    await answerText(page).getByText('part two').waitFor();
     await lastAnswer(page).getByRole('link', { name: /^Run details/ }).waitFor();
   });
 
   it('renders model output as inert text: no raw HTML, no javascript: link, images not loaded', async () => {
     await sendPrompt(page, `/say <img src=x onerror="window.__pwned='img'"> and <script>window.__pwned='script'</script>`);
-    await lastAnswer(page).getByText('<img src=x onerror=', { exact: false }).waitFor();
+    await answerText(page).getByText('<img src=x onerror=', { exact: false }).waitFor();
     expect(await lastAnswer(page).locator('img, script').count()).toBe(0);
 
     await sendPrompt(page, "/say [click me](javascript:window.__pwned='link') [docs](https://example.com/docs) ![pixel](https://example.com/p.png)");
-    await lastAnswer(page).getByText('click me').waitFor();
+    await answerText(page).getByText('click me').waitFor();
     expect(await lastAnswer(page).getByRole('link', { name: 'click me', exact: true }).count()).toBe(0);
-    await lastAnswer(page).getByText('click me').click();
-    const docs = lastAnswer(page).getByRole('link', { name: 'docs' });
+    await answerText(page).getByText('click me').click();
+    const docs = answerText(page).getByRole('link', { name: 'docs', exact: true });
     expect(await docs.getAttribute('href')).toBe('https://example.com/docs');
     expect(await docs.getAttribute('rel')).toBe('noopener noreferrer nofollow');
     expect(await lastAnswer(page).locator('img').count()).toBe(0);
-    await lastAnswer(page).getByText('[image: pixel]').waitFor();
+    await answerText(page).getByText('[image: pixel]').waitFor();
     expect(await pwned()).toBeNull();
   });
 
@@ -147,7 +147,7 @@ describe('the console in a browser', () => {
     await card.getByText('shell: echo console-approved').waitFor();
     await checkPage(page, 'chat');
     await card.getByRole('button', { name: 'Allow once' }).click();
-    await lastAnswer(page).locator('.markdown').getByText('console-approved').waitFor();
+    await answerText(page).getByText('console-approved').waitFor();
     expect(await card.count()).toBe(0);
   });
 
@@ -173,7 +173,7 @@ describe('the console in a browser', () => {
     await page.getByLabel('Self-drive (consent on my behalf)').check();
     await page.getByLabel('Background (the run goes on if I leave this page)').check();
     await sendPrompt(page, '/say sleeping\n/sleep 60000\n/say never');
-    await lastAnswer(page).getByText('sleeping').waitFor();
+    await answerText(page).getByText('sleeping').waitFor();
     await openSection(page, 'Runs');
     const running = page.getByRole('row').filter({ has: page.getByText('running', { exact: true }) });
     await running.getByRole('button', { name: /Cancel the run/ }).click();
@@ -240,9 +240,9 @@ describe('the console in a browser', () => {
   it('fits a phone-width screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
-      for (const [name, link] of [['interns-phone', 'Interns'], ['webhooks-phone', 'Webhooks']] as const) {
+      for (const [name, link] of [['webhooks-phone', 'Webhooks'], ['interns-phone', 'Interns']] as const) {
         await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link }).click();
-        await page.getByRole('heading', { name: link, level: 1 }).waitFor();
+        await page.getByRole('heading', { name: link, level: 1, exact: true }).waitFor();
         expect(await inPage(page, FITS_WIDTH)).toBe(true);
         await checkPage(page, name);
       }

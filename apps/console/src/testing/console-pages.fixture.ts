@@ -21,6 +21,11 @@ export function lastAnswer(page: Page): Locator {
   return page.locator('.exchange').last().locator('.bubble.assistant');
 }
 
+/** The rendered Markdown of that answer (without the run link and status beside it). */
+export function answerText(page: Page): Locator {
+  return lastAnswer(page).locator('.markdown');
+}
+
 export async function sendPrompt(page: Page, prompt: string): Promise<void> {
   await page.getByLabel('Message').fill(prompt);
   await page.getByRole('button', { name: 'Send' }).click();
@@ -37,7 +42,9 @@ export function pageHolds(page: Page, value: string): Promise<boolean> {
     page,
     `(() => {
       const fields = [...document.querySelectorAll('input, textarea')].map((field) => field.value);
-      const stored = [sessionStorage, localStorage].flatMap((storage) => Object.keys(storage).map((key) => storage.getItem(key) ?? ''));
+      const stored = [sessionStorage, localStorage].flatMap((storage) =>
+        Array.from({ length: storage.length }, (_, index) => storage.getItem(storage.key(index) ?? '') ?? ''),
+      );
       return [document.documentElement.outerHTML, ...fields, ...stored, document.cookie].some((text) => text.includes(${JSON.stringify(value)}));
     })()`,
   );
