@@ -13,3 +13,5 @@ export * from './raw-http';
 export * from './syscall-probe';
 export * from './test-prefix-ledger';
 export * from './https-origins';
+export * from './oidc-provider-server';
+export * from './oidc-device-approval';

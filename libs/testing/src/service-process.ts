@@ -149,6 +149,7 @@ export async function startServiceProcess(options: {
     });
   } catch (error) {
     child.kill();
+    (error as Error).message = `${options.entry}: ${(error as Error).message}`;
     throw error;
   }
   return { ...child, url };
