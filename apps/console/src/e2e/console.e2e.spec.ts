@@ -116,7 +116,7 @@ describe('the console in a browser', () => {
   it('streams a chat answer as it is written', async () => {
     await page.getByRole('link', { name: internName }).click();
     await page.getByRole('heading', { name: internName, level: 1 }).waitFor();
-    await sendPrompt(page, '/say part one\n/sleep 1500\n/say part two');
+    await sendPrompt(page, '/say part one\n/sleep 3000\n/say part two');
     await answerText(page).getByText('part one').waitFor();
     expect(await answerText(page).textContent()).not.toContain('part two');
     await answerText(page).getByText('part two').waitFor();
