@@ -14,7 +14,8 @@ delete swcrc.jsc.paths;
 delete swcrc.jsc.baseUrl;
 
 export default {
-  testEnvironment: 'node',
+  // Node's, deleting the JetStream streams of the NATS prefixes a test file made when the file ends (passed or not).
+  testEnvironment: '<rootDir>/tools/test/test-environment.ts',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: aliases,

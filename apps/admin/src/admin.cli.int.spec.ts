@@ -314,7 +314,7 @@ describe('admin command', () => {
 
   it('rejects unknown and missing commands', async () => {
     expect(failure(await admin('launch'))).toBe(
-      'error: unknown command "launch"; expected one of apply, intern-key, oauth-token, chatapp-installed, audit, nats-setup, db-setup, vault-key',
+      'error: unknown command "launch"; expected one of quickstart, reset, apply, intern-key, oauth-token, chatapp-installed, audit, nats-setup, db-setup, vault-key',
     );
     expect(failure(await admin())).toMatch(/^error: missing command/);
     expect(failure(await runAdminWithEnv(['apply', 'x.json'], { GATEWAY_PORT: 'abc' }))).toBe(

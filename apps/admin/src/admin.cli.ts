@@ -1,4 +1,5 @@
 import { loadConfig } from '@interns/contracts';
+import { adminTarget, TextReport } from './admin-output';
 import { errorLine, UsageError } from './admin.errors';
 import { AdminResources } from './admin.resources';
 import { parseApplyArgs, runApply } from './commands/apply.command';
@@ -8,12 +9,27 @@ import { parseDbSetupArgs, runDbSetup } from './commands/db-setup.command';
 import { parseInternKeyArgs, runInternKey } from './commands/intern-key.command';
 import { parseNatsSetupArgs, runNatsSetup } from './commands/nats-setup.command';
 import { parseOauthTokenArgs, runOauthToken } from './commands/oauth-token.command';
+import { parseQuickstartArgs, runQuickstart } from './commands/quickstart.command';
+import { parseResetArgs, runReset } from './commands/reset.command';
 import { parseVaultKeyArgs, runVaultKey } from './commands/vault-key.command';
 
-export const ADMIN_COMMANDS = ['apply', 'intern-key', 'oauth-token', 'chatapp-installed', 'audit', 'nats-setup', 'db-setup', 'vault-key'] as const;
+export const ADMIN_COMMANDS = [
+  'quickstart',
+  'reset',
+  'apply',
+  'intern-key',
+  'oauth-token',
+  'chatapp-installed',
+  'audit',
+  'nats-setup',
+  'db-setup',
+  'vault-key',
+] as const;
 
 export const USAGE = [
-  'usage: npm run admin -- <command> ...',
+  'usage: npm run admin -- <command> ...   (settings: the environment, then .env in the working directory)',
+  '  quickstart [--new-key] [--json]     a development organization, workspace, member and user key',
+  '  reset [--yes] [--json]              development only: drop the database and the NATS prefix\'s streams',
   '  apply <file.json>',
   '  intern-key --intern <intern_id> [--key <plaintext>]',
   '  oauth-token --member <id> --workspace <uuid> --scope "<scopes>" [--ttl <seconds>]',
@@ -27,11 +43,15 @@ export const USAGE = [
 export interface AdminIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Asks a yes/no question of the person at the terminal; absent when nobody is there (not a TTY). */
+  confirm?: (question: string) => Promise<boolean>;
+  /** The .env file read besides the environment (environmentWithEnvFile); reported by quickstart and reset. */
+  envFile?: string | null;
 }
 
 type Env = Record<string, string | undefined>;
 
-async function dispatch(argv: string[], env: Env): Promise<unknown> {
+async function dispatch(argv: string[], env: Env, io: AdminIo): Promise<unknown> {
   const [command, ...args] = argv;
   if (command === undefined) throw new UsageError(`missing command; expected one of ${ADMIN_COMMANDS.join(', ')}`);
   if (!(ADMIN_COMMANDS as readonly string[]).includes(command)) {
@@ -41,6 +61,16 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
   const resources = new AdminResources(config);
   try {
     switch (command as (typeof ADMIN_COMMANDS)[number]) {
+      case 'quickstart': {
+        const options = parseQuickstartArgs(args);
+        const context = { config, target: adminTarget(config, io.envFile ?? null) };
+        return await runQuickstart(options, context, resources.identityStore, resources.daemonTokenRevoker());
+      }
+      case 'reset': {
+        const options = parseResetArgs(args);
+        const target = adminTarget(config, io.envFile ?? null);
+        return await runReset(options, { config, target, nats: resources.nats, confirm: io.confirm ?? null });
+      }
       case 'apply':
         return await runApply(parseApplyArgs(args), resources.identityStore, resources.daemonTokenRevoker());
       case 'intern-key':
@@ -71,8 +101,8 @@ async function dispatch(argv: string[], env: Env): Promise<unknown> {
 }
 
 /**
- * The admin command: JSON on stdout and 0, or one line on stderr and 1. Everything it opened is
- * closed before it returns.
+ * The admin command: JSON on stdout (a report of lines for quickstart and reset without --json) and 0, or one
+ * line on stderr and 1. Everything it opened is closed before it returns.
  */
 export async function runAdmin(argv: string[], env: Env, io: AdminIo): Promise<number> {
   if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
@@ -80,8 +110,8 @@ export async function runAdmin(argv: string[], env: Env, io: AdminIo): Promise<n
     return 0;
   }
   try {
-    const result = await dispatch(argv, env);
-    io.stdout(`${JSON.stringify(result)}\n`);
+    const result = await dispatch(argv, env, io);
+    io.stdout(result instanceof TextReport ? result.toString() : `${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
     io.stderr(`error: ${errorLine(error)}\n`);

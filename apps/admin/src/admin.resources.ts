@@ -21,7 +21,7 @@ const NATS_CONNECT_TIMEOUT_MS = 5000;
  */
 export class AdminResources {
   private dataSource: Promise<DataSource> | null = null;
-  private nats: Promise<NatsConnection> | null = null;
+  private natsOpened: Promise<NatsConnection> | null = null;
 
   constructor(private readonly config: PlatformConfig) {}
 
@@ -47,27 +47,28 @@ export class AdminResources {
   }
 
   internOwnerLookup(): InternOwnerLookup {
-    return async (internId) => lifecycleOwnerLookup(await this.natsConnection(), this.config.natsPrefix)(internId);
+    return async (internId) => lifecycleOwnerLookup(await this.nats(), this.config.natsPrefix)(internId);
   }
 
   chatappInstallNotifier(): ChatappInstallNotifier {
     return async (workspaceId) =>
-      lifecycleChatappNotifier(await this.natsConnection(), this.config.natsPrefix)(workspaceId);
+      lifecycleChatappNotifier(await this.nats(), this.config.natsPrefix)(workspaceId);
   }
 
   daemonTokenRevoker(): DaemonTokenRevoker {
     return async (memberIds, organizationIds) =>
-      lifecycleDaemonTokenRevoker(await this.natsConnection(), this.config.natsPrefix)(memberIds, organizationIds);
+      lifecycleDaemonTokenRevoker(await this.nats(), this.config.natsPrefix)(memberIds, organizationIds);
   }
 
   daemonAuditLookup(): DaemonAuditLookup {
-    return async (internId) => lifecycleAuditLookup(await this.natsConnection(), this.config.natsPrefix)(internId);
+    return async (internId) => lifecycleAuditLookup(await this.nats(), this.config.natsPrefix)(internId);
   }
 
-  private natsConnection(): Promise<NatsConnection> {
+  /** The admin's own NATS connection (credentials of the `admin` user when NATS_CREDS_DIR is set), opened once. */
+  nats = (): Promise<NatsConnection> => {
     // Not connectNats(): the services wait for the broker forever, a one-shot command must fail fast.
     // A missing credentials file is reported like an unreachable broker (in the promise, not thrown here).
-    this.nats ??= Promise.resolve()
+    this.natsOpened ??= Promise.resolve()
       .then(() =>
         connect({
           servers: this.config.natsUrl,
@@ -80,14 +81,14 @@ export class AdminResources {
       .catch((error: Error) => {
         throw new Error(`cannot connect to NATS at ${this.config.natsUrl}: ${error.message}`, { cause: error });
       });
-    return this.nats;
-  }
+    return this.natsOpened;
+  };
 
   async close(): Promise<void> {
     const closing: Promise<unknown>[] = [];
-    if (this.nats) closing.push(this.nats.then((nc) => nc.close()));
+    if (this.natsOpened) closing.push(this.natsOpened.then((nc) => nc.close()));
     if (this.dataSource) closing.push(this.dataSource.then((ds) => ds.destroy()));
-    this.nats = null;
+    this.natsOpened = null;
     this.dataSource = null;
     // A resource that never opened has nothing to close; its error was already reported.
     await Promise.allSettled(closing);

@@ -25,7 +25,8 @@ describe('admin main (built CLI)', () => {
   const run = (...args: string[]) =>
     new Promise<Exit>((done, fail) => {
       const started = Date.now();
-      const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // In the spec's own directory: a developer's .env in the clone must not reach it.
+      const child = spawn(process.execPath, [MAIN, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -1,12 +1,13 @@
 /**
  * The built `npm start` launcher: it refuses to start without PostgreSQL or NATS (one line, exit 1, at
- * once), creates the services' database roles and starts each service as its own role (pg_stat_activity),
- * and shows the services' JSON log lines human-readable when asked to (LOG_FORMAT=pretty, as on a
- * terminal) while a pipe gets the JSON lines as they are.
+ * once), reads `.env` under the environment, creates the services' database roles and starts each service as its
+ * own role (pg_stat_activity), says when each service is ready (the gateway last) and where the API is, and shows
+ * the services' JSON log lines human-readable when asked to (LOG_FORMAT=pretty, as on a terminal) while a pipe
+ * gets the JSON lines as they are.
  */
 import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,16 +28,27 @@ interface Exit {
 
 const running = new Set<number>();
 
-/** The launcher, started; `exit` settles once it has exited and its output is complete. */
-function startLauncher(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; exit: Promise<Exit> } {
+interface Launcher {
+  child: ChildProcessWithoutNullStreams;
+  /** What it wrote on stderr so far (its own lines). */
+  stderr: () => string;
+  exit: Promise<Exit>;
+}
+
+/**
+ * The launcher, started in `cwd` (default: an empty directory, so a developer's `.env` in the clone stays out);
+ * `exit` settles once it has exited and its output is complete. `unset` names inherited variables to leave out.
+ */
+function startLauncher(env: Record<string, string>, options: { cwd?: string; unset?: string[] } = {}): Launcher {
   const { NODE_OPTIONS: _jestOnly, LOG_FORMAT: _chosenHere, ...inherited } = process.env;
+  for (const name of options.unset ?? []) delete inherited[name];
   const started = Date.now();
-  const child = spawn(process.execPath, [START], { env: { ...inherited, ...env }, stdio: 'pipe' });
+  const child = spawn(process.execPath, [START], { cwd: options.cwd ?? tmpdir(), env: { ...inherited, ...env }, stdio: 'pipe' });
   child.stdin.end();
   if (child.pid !== undefined) running.add(child.pid);
+  let stdout = '';
+  let stderr = '';
   const exit = new Promise<Exit>((done, fail) => {
-    let stdout = '';
-    let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', fail);
@@ -45,11 +57,11 @@ function startLauncher(env: Record<string, string>): { child: ChildProcessWithou
       done({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
-  return { child, exit };
+  return { child, stderr: () => stderr, exit };
 }
 
-function runLauncher(env: Record<string, string>): Promise<Exit> {
-  return startLauncher(env).exit;
+function runLauncher(env: Record<string, string>, options: { cwd?: string; unset?: string[] } = {}): Promise<Exit> {
+  return startLauncher(env, options).exit;
 }
 
 /** Every service's ports, free a moment ago. */
@@ -60,6 +72,7 @@ async function servicePorts(): Promise<Record<string, string>> {
     RUNS_PORT: String(await freePort()),
     ANALYTICS_PORT: String(await freePort()),
     WEBHOOKS_PORT: String(await freePort()),
+    EGRESS_PORT: String(await freePort()),
   };
 }
 
@@ -102,6 +115,23 @@ describe('npm start (built launcher)', () => {
       expect(result.ms).toBeLessThan(5000);
     });
 
+    it('reads .env in its working directory for what the environment leaves unset', async () => {
+      const postgres = await closedUrl('postgres');
+      const project = await mkdtemp(join(tmpdir(), 'interns-start-env-'));
+      try {
+        await writeFile(join(project, '.env'), `DATABASE_URL=${postgres.url}/interns\nNATS_URL=${NATS_URL}\n`);
+        const result = await runLauncher({}, { cwd: project, unset: ['DATABASE_URL', 'MIGRATIONS_DATABASE_URL', 'NATS_URL'] });
+        expect(result.code).toBe(1);
+        expect(result.stderr.split('\n')).toEqual([
+          `npm start: settings from the environment and ${join(project, '.env')} (the environment wins)`,
+          expect.stringMatching(new RegExp(`^PostgreSQL is not reachable on ${postgres.at} \\(DATABASE_URL; connection refused\\)`)),
+          '',
+        ]);
+      } finally {
+        await rm(project, { recursive: true, force: true });
+      }
+    });
+
     it('prints one line each when both are missing', async () => {
       const [postgres, nats] = [await closedUrl('postgres'), await closedUrl('nats')];
       const result = await runLauncher({ DATABASE_URL: `${postgres.url}/interns`, NATS_URL: nats.url });
@@ -128,7 +158,7 @@ describe('npm start (built launcher)', () => {
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
 
-    it('creates the database roles and starts each service as its own role, none as the owner', async () => {
+    it('creates the database roles, starts each service as its own role, none as the owner, and says when each is ready', async () => {
       const launcher = startLauncher(env);
       try {
         const seen = new Map<string, Set<string>>();
@@ -153,6 +183,15 @@ describe('npm start (built launcher)', () => {
         expect(Object.fromEntries(services.map(([name, users]) => [name, [...users]]))).toEqual(
           Object.fromEntries(SERVICE_NAMES.map((service) => [service, [`${db.name}_${service}`]])),
         );
+        for (let attempt = 0; attempt < 240 && !launcher.stderr().includes('npm start: ready:'); attempt++) await sleep(250);
+        const lines = launcher.stderr().split('\n').filter((line) => /^npm start: (\w+ ready on :|ready: )/.test(line));
+        const readyLine = (service: string) => `npm start: ${service} ready on :${env[`${service.toUpperCase()}_PORT`]}`;
+        // The others in the order they became ready; the gateway (its API needs them) last, then where to go.
+        expect(lines.slice(0, 5).sort()).toEqual(['analytics', 'egress', 'lifecycle', 'runs', 'webhooks'].map(readyLine));
+        expect(lines.slice(5)).toEqual([
+          readyLine('gateway'),
+          `npm start: ready: API http://localhost:${env.GATEWAY_PORT}/api/v1 | console http://localhost:${env.GATEWAY_PORT}/console/ | first time? npm run admin -- quickstart`,
+        ]);
       } finally {
         launcher.child.kill('SIGTERM');
       }

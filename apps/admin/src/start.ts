@@ -5,6 +5,8 @@
  * service's role (`admin db-setup`). Each service applies its own schema's migrations as the owner
  * (RUN_MIGRATIONS, default true) and serves as its own role (its DATABASE_URL: the owner's with the role's
  * name). Their JSON log lines are shown human-readable on a terminal (LOG_FORMAT overrides it).
+ * Settings: the environment, then `.env` in the working directory for what it leaves unset (as `npm run admin`).
+ * Once each service's readiness answers 200 it prints one line, the gateway's last, then the API and console URLs.
  * Ctrl-C or SIGTERM stops all of them; if one dies, the others are stopped too and the exit code says so.
  */
 import { ChildProcess, spawn } from 'node:child_process';
@@ -13,8 +15,10 @@ import { dirname, join } from 'node:path';
 import { databasePasswordVariable, INTERN_ORIGIN_HOSTNAME, loadConfig, SERVICE_NAMES, type ServiceName } from '@interns/contracts';
 import { serviceDatabaseUrl } from '@interns/database';
 import { runDbSetup } from './commands/db-setup.command';
+import { environmentWithEnvFile } from './env-file';
 import { infrastructurePreflight } from './launcher/infrastructure-preflight';
 import { chooseLogFormat, colorsFor, type LogFormat, prettifyLines } from './launcher/log-format';
+import { announceReadiness, type ReadinessTarget, summaryLine } from './launcher/readiness';
 
 const SERVICES = ['lifecycle', 'egress', 'runs', 'analytics', 'webhooks', 'gateway'] as const;
 const appsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -23,6 +27,21 @@ const STOP_GRACE_MS = 10000;
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 let exitCode = 0;
+/** Ends the readiness probes when the launcher stops. */
+const probing = new AbortController();
+
+/** The launcher's own lines, on stderr: stdout carries the services' log lines (JSON lines when piped). */
+function say(line: string): void {
+  process.stderr.write(`npm start: ${line}\n`);
+}
+
+/** `.env` under the environment, for this process and every service it starts. */
+function readEnvFile(): void {
+  const { env, file } = environmentWithEnvFile(process.env);
+  if (file === null) return;
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) process.env[name] = value;
+  say(`settings from the environment and ${file} (the environment wins)`);
+}
 
 /**
  * The launcher is for development: its gateway trusts the local issuer, so `admin oauth-token` tokens work.
@@ -56,7 +75,7 @@ async function serviceDatabaseEnvs(): Promise<Record<ServiceName, DatabaseEnv>> 
   const report = await runDbSetup(config).catch((error: unknown) => {
     throw new Error(`creating the services' database roles (admin db-setup) failed: ${error instanceof Error ? error.message : String(error)}`);
   });
-  process.stderr.write(`npm start: database "${report.database}": services connect as ${report.roles.map(({ role }) => role).join(', ')}\n`);
+  say(`database "${report.database}": services connect as ${report.roles.map(({ role }) => role).join(', ')}`);
   const owner = config.migrationsDatabaseUrl;
   return Object.fromEntries(
     SERVICE_NAMES.map((service) => [
@@ -92,8 +111,39 @@ function startServices(format: LogFormat, databaseEnvs: Record<ServiceName, Data
   }
 }
 
+/**
+ * One line per service once it is ready, the gateway's last, then the URLs. Only the ports are read here: a bad
+ * setting is reported by the services themselves as they start (and then there is nothing to announce).
+ */
+function announceWhenReady(): void {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    const names = SERVICES.map((service) => `${service.toUpperCase()}_PORT`);
+    config = loadConfig(Object.fromEntries(names.map((name) => [name, process.env[name]])));
+  } catch {
+    return;
+  }
+  const ports: Record<(typeof SERVICES)[number], number> = {
+    lifecycle: config.lifecyclePort,
+    egress: config.egressPort,
+    runs: config.runsPort,
+    analytics: config.analyticsPort,
+    webhooks: config.webhooksPort,
+    gateway: config.gatewayPort,
+  };
+  const target = (service: (typeof SERVICES)[number]): ReadinessTarget => ({ service, port: ports[service] });
+  void announceReadiness({
+    gateway: target('gateway'),
+    services: SERVICES.filter((service) => service !== 'gateway').map(target),
+    summary: summaryLine(config.gatewayPort, process.env.NODE_ENV !== 'production'),
+    write: say,
+    signal: probing.signal,
+  });
+}
+
 function stopAll(signal: NodeJS.Signals): void {
   stopping = true;
+  probing.abort();
   for (const child of children.values()) child.kill(signal);
   setTimeout(() => {
     for (const child of children.values()) child.kill('SIGKILL');
@@ -110,6 +160,7 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 try {
+  readEnvFile();
   const format = chooseLogFormat(process.env, process.stdout.isTTY === true);
   const missing = await infrastructurePreflight(process.env);
   if (missing.length > 0) {
@@ -117,8 +168,9 @@ try {
     process.exit(1);
   }
   startServices(format, await serviceDatabaseEnvs());
+  announceWhenReady();
 } catch (error) {
-  // A bad LOG_FORMAT, DATABASE_URL or NATS_URL, or roles the owner may not create: one line, not a stack trace.
-  process.stderr.write(`npm start: ${error instanceof Error ? error.message : String(error)}\n`);
+  // A bad LOG_FORMAT, DATABASE_URL or NATS_URL, an unreadable .env, or roles the owner may not create: one line, not a stack trace.
+  say(error instanceof Error ? error.message : String(error));
   process.exit(1);
 }

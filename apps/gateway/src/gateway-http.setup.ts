@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installHttpMetrics } from '@interns/service-runtime';
-import { redactUrlCredentials, tracingEnabled } from '@interns/observability';
+import { tracingEnabled } from '@interns/observability';
 import { installRawBodyParser } from './body-rules';
 import { DoorHosts } from './door/door-host';
 import { registerDoorRoutes } from './door/door-routes';
@@ -20,7 +20,8 @@ import type { PlatformConfig } from '@interns/contracts';
  * Wires the gateway's request handling into Fastify once the application is built (before it listens):
  * request metrics, the per-request state, the catch-all body parser, the admission hook, the door's routes (Fastify
  * routes of their own: they live outside `/api/v1` and only for hosts under INTERN_DOMAIN), the web console's static
- * files at `/console/` (console/), the file uploads' streamed bodies, and a debug-level request log.
+ * files at `/console/` (console/), the file uploads' streamed bodies, and the request log: one `info` line per request
+ * (method, route pattern, status, ms, correlation id; probes and scrapes at `debug`).
  */
 @Injectable()
 export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown {
@@ -59,15 +60,24 @@ export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown
       fastify.addHook('preHandler', this.admission.enterRequestContext);
       fastify.addHook('onResponse', this.admission.finishRequest);
     }
-    if (Logger.isLevelEnabled('debug')) {
-      fastify.addHook('onResponse', async (request, reply) => {
-        const state = request.gateway;
-        const elapsed = state === null ? '-' : `${(performance.now() - state.arrivedAt).toFixed(1)}ms`;
-        // A query string may carry a credential (`?access_token=`); the logger only redacts fields.
-        this.logger.debug(`${request.method} ${redactUrlCredentials(request.url)} ${reply.statusCode} ${elapsed}`, {
-          correlation_id: state?.correlationId,
-        });
-      });
-    }
+    if (Logger.isLevelEnabled('log')) fastify.addHook('onResponse', this.logRequest);
   }
+
+  /**
+   * The route pattern (`/api/v1/interns/:intern_id`), never the URL: ids stay out of the line and a query string
+   * (which may carry `?access_token=`) is never written. A path no route matches is `(no route)`.
+   */
+  private readonly logRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const state = request.gateway;
+    const route = request.routeOptions.url ?? NO_ROUTE;
+    const ms = state === null ? null : Math.round((performance.now() - state.arrivedAt) * 10) / 10;
+    const line = `${request.method} ${route} ${reply.statusCode} ${ms === null ? '-' : `${ms}ms`}`;
+    const fields = { method: request.method, route, status: reply.statusCode, duration_ms: ms, correlation_id: state?.correlationId };
+    if (QUIET_ROUTES.has(route)) this.logger.debug(line, fields);
+    else this.logger.log(line, fields);
+  };
 }
+
+const NO_ROUTE = '(no route)';
+/** Asked every few seconds by probes and scrapers: logged at `debug` only. */
+const QUIET_ROUTES: ReadonlySet<string> = new Set(['/health/live', '/health/ready', '/metrics']);

@@ -30,12 +30,12 @@ describe('gateway process (dist/apps/gateway/src/main.js)', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('migrates, serves, logs requests with their correlation id at debug level, and exits 0 on SIGTERM', async () => {
+  it('migrates, serves, logs requests with their correlation id (probes at debug only), and exits 0 on SIGTERM', async () => {
     const port = await freePort();
     gateway = await startServiceProcess({
       entry: MAIN,
       port,
-      env: { DATABASE_URL: db.url, NATS_PREFIX: testNatsPrefix(), GATEWAY_PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'debug' },
+      env: { DATABASE_URL: db.url, NATS_PREFIX: testNatsPrefix(), GATEWAY_PORT: String(port), DATA_DIR: dataDir },
     });
 
     const answer = await call(port, '/api/v1/interns');
@@ -48,8 +48,10 @@ describe('gateway process (dist/apps/gateway/src/main.js)', () => {
     expect(await gateway.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     const lines = gateway.stdoutLines().map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 'debug', correlation_id: correlationId, msg: expect.stringMatching(/^GET \/api\/v1\/interns 401 /) }),
+      expect.objectContaining({ level: 'info', correlation_id: correlationId, route: '/api/v1/interns', status: 401, msg: expect.stringMatching(/^GET \/api\/v1\/interns 401 /) }),
     );
+    // At the default level: the readiness polls of the start and the liveness probe above write nothing.
+    expect(lines.filter((line) => String(line.route).startsWith('/health/'))).toEqual([]);
     expect(lines).toContainEqual(expect.objectContaining({ service: 'gateway', msg: 'SIGTERM: shutting down' }));
   });
 

@@ -20,7 +20,9 @@ async function main(): Promise<void> {
   if (serviceCommand() === MIGRATE_COMMAND) await runMigrateCommand(identityMigrationTarget);
   const config = loadConfig(process.env);
   const gateway = await startGateway(config);
-  gatewayLogger.log(`gateway listening on http://0.0.0.0:${gateway.port} (NATS prefix "${config.natsPrefix}")`);
+  // Not "ready" nor "listening": the API answers once the services behind it are up, which /health/ready and
+  // `npm start`'s ready lines tell.
+  gatewayLogger.log(`gateway started (HTTP port ${gateway.port}, NATS prefix "${config.natsPrefix}")`);
 
   const shutdown = (signal: NodeJS.Signals) => {
     gatewayLogger.log(`${signal}: shutting down`);

@@ -159,6 +159,8 @@ export interface PlatformConfig {
   jetstreamReplicas: number;
   /** NODE_ENV; `production` refuses development-only settings (RUNTIME_SANDBOX=off). */
   nodeEnv: string;
+  /** ADMIN_RESET: `on` (default) lets `admin reset` drop this system's database and streams outside production; `off` refuses it. */
+  adminReset: AdminResetName;
   /** How long the runs service waits for an OpenAI-compatible provider to start answering. */
   modelRequestTimeoutMs: number;
   /** How long a revealed daemon token stays valid (it dies earlier when its intern is suspended or deleted). */
@@ -233,6 +235,10 @@ export type RuntimeSandboxName = (typeof RUNTIME_SANDBOX_NAMES)[number];
 /** RUNTIME_NETWORK values: `egress` (the proxy is a sandbox's only way out) or `none` (no network at all). */
 export const RUNTIME_NETWORK_NAMES = ['egress', 'none'] as const;
 export type RuntimeNetworkName = (typeof RUNTIME_NETWORK_NAMES)[number];
+
+/** ADMIN_RESET values: whether `admin reset` may run here (never with NODE_ENV=production). */
+export const ADMIN_RESET_NAMES = ['on', 'off'] as const;
+export type AdminResetName = (typeof ADMIN_RESET_NAMES)[number];
 
 /** OTEL_TRACES_EXPORTER values: `otlp` is OTLP over HTTP (JSON), `console` prints finished spans. */
 export const TRACES_EXPORTER_NAMES = ['none', 'otlp', 'console'] as const;
@@ -424,6 +430,7 @@ export function loadConfig(env: Env): PlatformConfig {
     jetstreamMaxBytes: positiveIntFrom(env, 'JETSTREAM_MAX_BYTES', 1073741824),
     jetstreamReplicas: positiveIntFrom(env, 'JETSTREAM_REPLICAS', 1),
     nodeEnv: stringFrom(env, 'NODE_ENV', 'development'),
+    adminReset: oneOf(env, 'ADMIN_RESET', ADMIN_RESET_NAMES, 'on'),
     modelRequestTimeoutMs: positiveIntFrom(env, 'MODEL_REQUEST_TIMEOUT_MS', 120000),
     daemonTokenTtlMs: positiveIntFrom(env, 'DAEMON_TOKEN_TTL_MS', 3600000),
     daemonSigningKey: optionalFrom(env, 'DAEMON_SIGNING_KEY'),

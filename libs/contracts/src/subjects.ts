@@ -176,7 +176,7 @@ export function subjectsFor(prefix: string) {
       terminalOutput: (terminalId: string) => `${p}.runs.terminal.${terminalId}.out`,
     },
     /** JetStream stream holding every run's chunk log (`runs.chunks.*`). */
-    runChunkStreamName: `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_run_chunks`,
+    runChunkStreamName: `${streamNamePrefix(p)}run_chunks`,
     analytics: {
       ping: qry('analytics', ANALYTICS_QUERIES.ping),
       meta: qry('analytics', ANALYTICS_QUERIES.meta),
@@ -206,11 +206,36 @@ export function subjectsFor(prefix: string) {
     /** Wildcard covering every integration event of one service. */
     eventsOf: (service: ServiceName) => `${p}.evt.${service}.>`,
     /** JetStream stream holding one service's integration events (stream names allow no dots). */
-    eventStreamName: (service: ServiceName) => `${p.replace(/[^A-Za-z0-9_-]/g, '_')}_${service}_events`,
+    eventStreamName: (service: ServiceName) => `${streamNamePrefix(p)}${service}_events`,
   };
 }
 
 export type Subjects = ReturnType<typeof subjectsFor>;
+
+/** How every JetStream stream name of a NATS_PREFIX starts (stream names allow no dots): `interns.dev` -> `interns_dev_`. */
+export function streamNamePrefix(prefix: string): string {
+  return `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_`;
+}
+
+/**
+ * Whether a stream belongs to NATS_PREFIX `prefix`: its name starts with the prefix's stream name prefix and every
+ * subject it holds lies under `<prefix>.`. The name alone would also match another system's streams on the same
+ * server (`interns_staging_...` starts with `interns_`); their subjects (`interns_staging.`) do not. A KV bucket or
+ * object store named after the prefix (`KV_<prefix>_...`, `OBJ_<prefix>_...`, subjects `$KV.<bucket>.>`) counts too.
+ */
+export function isStreamOfPrefix(stream: { name: string; subjects?: readonly string[] }, prefix: string): boolean {
+  const ownName = streamNamePrefix(prefix);
+  const subjects = stream.subjects ?? [];
+  if (stream.name.startsWith(ownName)) {
+    return subjects.length > 0 && subjects.every((subject) => subject.startsWith(`${prefix}.`));
+  }
+  for (const [kind, subjectRoot] of [['KV_', '$KV.'], ['OBJ_', '$O.']] as const) {
+    if (!stream.name.startsWith(`${kind}${ownName}`)) continue;
+    const bucket = stream.name.slice(kind.length);
+    return subjects.length > 0 && subjects.every((subject) => subject.startsWith(`${subjectRoot}${bucket}.`));
+  }
+  return false;
+}
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 

@@ -86,7 +86,7 @@ describe('CommandHandler', () => {
 
   const streamId = () => `tally-${randomUUID()}`;
 
-  it('appends what the decider decided at the loaded version and returns the state a reload builds', async () => {
+  it('appends what the decider decided at the loaded version and returns the state a reload builds, and the one it decided on', async () => {
     const id = streamId();
     const first = await tallies.handle(id, add(2), { metadata: METADATA });
     const second = await tallies.handle(id, add(3), { metadata: METADATA });
@@ -95,8 +95,10 @@ describe('CommandHandler', () => {
       events: [{ type: 'Added', data: { n: 2, note: '+2' } }],
       version: 1,
       state: { total: 2, notes: ['+2'], closed: false },
+      previous: { total: 0, notes: [], closed: false },
     });
     expect(second.version).toBe(2);
+    expect(second.previous).toEqual(first.state);
     const reloaded = await tallies.load(id);
     expect(reloaded).toMatchObject({ version: 2, state: second.state });
     expect(reloaded.events.map((event) => [event.streamVersion, event.metadata])).toEqual([

@@ -39,6 +39,8 @@ export interface HandleAtOptions {
 export interface CommandResult<State, Event> extends StreamState<State> {
   /** As stored (strings made storable), so `state` is exactly what a reload builds. */
   events: Event[];
+  /** The aggregate the commands were decided on (what the events changed; e.g. to log a transition). */
+  previous: State;
 }
 
 export interface CommandHandlerOptions<State, Command, Event extends DomainEvent> {
@@ -110,7 +112,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     options: { metadata: () => EventMetadata; inTransaction?: InTransaction },
   ): Promise<CommandResult<State, Event>> {
     const decided = this.decideInOrder(from.state, commands);
-    if (decided.length === 0) return { events: [], version: from.version, state: from.state };
+    if (decided.length === 0) return { events: [], version: from.version, state: from.state, previous: from.state };
     const metadata = options.metadata();
     const appended = await this.store.appendToStream(
       streamId,
@@ -120,7 +122,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
       options.inTransaction ? { inTransaction: options.inTransaction } : undefined,
     );
     const events = appended.events.map(toDomainEvent<Event>);
-    return { events, version: appended.nextVersion, state: this.evolveAll(from.state, events) };
+    return { events, version: appended.nextVersion, state: this.evolveAll(from.state, events), previous: from.state };
   }
 
   /** Each command is decided on the state the previous ones left. */

@@ -28,6 +28,26 @@ export function generateInternKey(): string {
   return `${INTERN_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
 }
 
+export const USER_KEY_PREFIX = 'uk_';
+
+/** `uk_` followed by 32 base64url characters (24 random bytes): a user key minted by the platform (`admin quickstart`). */
+export function generateUserKey(): string {
+  return `${USER_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
+}
+
+/** Which of an organization, a workspace and a member are there already. */
+export interface IdentityPresence {
+  organization: boolean;
+  workspace: boolean;
+  member: boolean;
+}
+
+/** A working user key (never its plaintext: only the hash is stored). */
+export interface UserKeyRow {
+  id: string;
+  createdAt: string;
+}
+
 /** Serialises concurrent applies, so the references checked are the ones still there at commit. */
 const APPLY_LOCK = 'identity:apply';
 
@@ -95,6 +115,49 @@ export class IdentityStore {
       if (!same) throw new DomainError('invalid_body', 'key is already in use by another credential');
       return key;
     });
+  }
+
+  /** Which of these rows exist. */
+  async presence(ids: { organizationId: string; workspaceId: string; memberId: string }): Promise<IdentityPresence> {
+    if (!isUuid(ids.workspaceId)) throw new DomainError('invalid_body', 'workspace id must be a uuid');
+    const [row] = await this.dataSource.query<{ organization: boolean; workspace: boolean; member: boolean }[]>(
+      `SELECT EXISTS (SELECT 1 FROM identity.organizations WHERE id = $1) AS organization,
+              EXISTS (SELECT 1 FROM identity.workspaces WHERE id = $2) AS workspace,
+              EXISTS (SELECT 1 FROM identity.members WHERE id = $3) AS member`,
+      [ids.organizationId, ids.workspaceId, ids.memberId],
+    );
+    return { organization: row?.organization === true, workspace: row?.workspace === true, member: row?.member === true };
+  }
+
+  /** The member's user keys for the workspace that are not disabled, newest first. */
+  async activeUserKeys(memberId: string, workspaceId: string): Promise<UserKeyRow[]> {
+    if (!isUuid(workspaceId)) throw new DomainError('invalid_body', 'workspace id must be a uuid');
+    const rows: { id: string; created_at: Date }[] = await this.dataSource.query(
+      `SELECT id::text, created_at FROM identity.api_keys
+        WHERE kind = 'user' AND member_id = $1 AND workspace_id = $2 AND NOT disabled
+        ORDER BY created_at DESC, id`,
+      [memberId, workspaceId],
+    );
+    return rows.map((row) => ({ id: row.id, createdAt: row.created_at.toISOString() }));
+  }
+
+  /**
+   * Disables the member's other user keys for the workspace, keeping `keptKey` (a plaintext); answers how many. The
+   * gateway stops accepting them within AUTH_CACHE_TTL_MS.
+   */
+  async disableOtherUserKeys(memberId: string, workspaceId: string, keptKey: string): Promise<number> {
+    if (!isUuid(workspaceId)) throw new DomainError('invalid_body', 'workspace id must be a uuid');
+    const rows: unknown[] = await this.dataSource.query(
+      // Wrapped in a CTE: TypeORM answers a bare UPDATE with [rows, count] instead of rows.
+      `WITH disabled AS (
+         UPDATE identity.api_keys SET disabled = true
+          WHERE kind = 'user' AND member_id = $1 AND workspace_id = $2 AND NOT disabled AND key_hash <> $3
+          RETURNING id
+       )
+       SELECT id FROM disabled`,
+      [memberId, workspaceId, hashApiKey(keptKey)],
+    );
+    return rows.length;
   }
 
   /** Marks the workspace's chat app as installed; the first install time is kept. */

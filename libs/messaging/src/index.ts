@@ -9,3 +9,4 @@ export * from './durable-stream-consumer';
 export * from './lean-nats-handler';
 export * from './visible-intern';
 export * from './terminal-client';
+export * from './prefix-streams';

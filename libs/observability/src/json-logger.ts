@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import pino from 'pino';
 import type { LogLevelName } from '@interns/contracts';
-import { logLevelForNest, nestLevelsFor } from './log-levels';
+import { effectiveLevel, logLevelForNest, nestLevelsFor } from './log-levels';
 import { LOG_REDACT_PATHS, REDACTED } from './log-redaction';
 import { entryFromNestArguments } from './nest-log-arguments';
 import { currentCorrelationId } from './request-context';
@@ -30,7 +30,7 @@ function requestFields(): Record<string, string> {
 /**
  * Nest's LoggerService on pino: one JSON object per line (`time`, `level`, `service`, `context`, `msg`,
  * `correlation_id` while a request is handled, `err` with its stack); credential fields are `[Redacted]`
- * (log-redaction.ts). Installed, it is what every
+ * (log-redaction.ts); Nest's start-up chatter is `debug` (NEST_FRAMEWORK_CONTEXTS). Installed, it is what every
  * `new Logger(context)` in the process writes through.
  */
 export class JsonLogger implements LoggerService {
@@ -101,9 +101,11 @@ export class JsonLogger implements LoggerService {
     this.write('fatal', message, optionalParams, true);
   }
 
-  private write(level: PinoLevel, message: unknown, optionalParams: unknown[], takesStack: boolean): void {
-    if (!this.pino.isLevelEnabled(level)) return;
+  private write(requested: PinoLevel, message: unknown, optionalParams: unknown[], takesStack: boolean): void {
+    if (!this.pino.isLevelEnabled(requested)) return;
     const { msg, context, err, fields } = entryFromNestArguments(message, optionalParams, takesStack);
+    const level = effectiveLevel(requested, context);
+    if (level !== requested && !this.pino.isLevelEnabled(level)) return;
     const line: Record<string, unknown> = { ...fields };
     if (context !== undefined) line.context = context;
     if (err !== undefined) line.err = err;

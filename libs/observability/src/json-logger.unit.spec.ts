@@ -57,6 +57,25 @@ describe('JsonLogger', () => {
     expect((line.err as { stack: string }).stack).toContain('json-logger.unit.spec');
   });
 
+  it("writes Nest's start-up chatter at debug, below info, and keeps its warnings", () => {
+    const sink = lineSink();
+    const logger = new JsonLogger({ service: 'gateway', level: 'info', destination: sink.stream });
+    logger.log('Mapped {/api/v1/interns, POST} route', 'RouterExplorer');
+    logger.log('HealthModule dependencies initialized', 'InstanceLoader');
+    logger.log('Starting Nest application...', 'NestFactory');
+    logger.warn('something odd', 'NestApplication');
+    logger.log('POST /api/v1/interns 201 3.1ms', 'Http');
+    expect(sink.lines().map((line) => [line.level, line.context])).toEqual([
+      ['warn', 'NestApplication'],
+      ['info', 'Http'],
+    ]);
+
+    const verbose = lineSink();
+    const debugLogger = new JsonLogger({ service: 'gateway', level: 'debug', destination: verbose.stream });
+    debugLogger.log('Starting Nest application...', 'NestFactory');
+    expect(verbose.lines()).toEqual([expect.objectContaining({ level: 'debug', context: 'NestFactory', msg: 'Starting Nest application...' })]);
+  });
+
   it('drops what is below its level, and follows Nest level lists', () => {
     const sink = lineSink();
     const logger = new JsonLogger({ service: 'analytics', level: 'info', destination: sink.stream });

@@ -33,3 +33,25 @@ export function logLevelForNest(levels: readonly LogLevel[]): LogLevelName {
   }
   return least;
 }
+
+/**
+ * Nest's own start-up chatter (module wiring, one line per mapped route, "successfully started"): written at
+ * `debug` instead of `info`, so a service's `info` lines are the ones about its work. Its warnings and errors keep
+ * their level.
+ */
+export const NEST_FRAMEWORK_CONTEXTS: ReadonlySet<string> = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+  'NestApplicationContext',
+  'NestMicroservice',
+  'MiddlewareModule',
+  'LegacyRouteConverter',
+]);
+
+/** The level a line is written at: a framework context's `info` becomes `debug`. */
+export function effectiveLevel<L extends string>(level: L, context: string | undefined): L | 'debug' {
+  return level === 'info' && context !== undefined && NEST_FRAMEWORK_CONTEXTS.has(context) ? 'debug' : level;
+}

@@ -235,7 +235,8 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
     throw error;
   }
   const port = (app.getHttpServer().address() as AddressInfo).port;
-  logger.log(`${service} listening on http://0.0.0.0:${port} (NATS prefix "${config.natsPrefix}")`);
+  // Not "ready": that is /health/ready's word (and `npm start`'s, which asks it).
+  logger.log(`${service} started (HTTP port ${port}, NATS prefix "${config.natsPrefix}")`);
   return { app, deps, port, close: () => app.close() };
 }
 

@@ -216,11 +216,14 @@ export class Platform {
     this.processes.delete(service);
   }
 
-  /** Runs the admin command with this platform's environment; resolves to its JSON output. */
+  /**
+   * Runs the admin command with this platform's environment; resolves to its JSON output. In DATA_DIR, where no
+   * `.env` is: a developer's `.env` in the clone must not reach the tests.
+   */
   async admin<T = unknown>(...args: string[]): Promise<T> {
     const env: NodeJS.ProcessEnv = { ...process.env, ...this.env };
     delete env.NODE_OPTIONS;
-    const { stdout } = await run(process.execPath, [resolve('dist/apps/admin/src/main.js'), ...args], { env });
+    const { stdout } = await run(process.execPath, [resolve('dist/apps/admin/src/main.js'), ...args], { env, cwd: this.dataDir });
     return JSON.parse(stdout) as T;
   }
 

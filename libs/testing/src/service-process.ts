@@ -133,6 +133,7 @@ export async function startServiceProcess(options: {
   entry: string;
   port: number;
   env: Record<string, string>;
+  /** Default 60 s: a start takes 2-3 s, but several platforms starting at once on a shared 2-core machine take far longer. */
   readyTimeoutMs?: number;
 }): Promise<ServiceProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, JETSTREAM_MAX_BYTES: String(TEST_JETSTREAM_MAX_BYTES), ...options.env };
@@ -143,7 +144,7 @@ export async function startServiceProcess(options: {
   const url = `http://127.0.0.1:${options.port}`;
   try {
     await waitForHttp(`${url}/health/ready`, {
-      timeoutMs: options.readyTimeoutMs ?? 30_000,
+      timeoutMs: options.readyTimeoutMs ?? 60_000,
       exited: child.exited,
       describe: child.output,
     });

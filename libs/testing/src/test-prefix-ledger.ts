@@ -7,8 +7,27 @@ import { appendFileSync, readFileSync } from 'node:fs';
  */
 export const TEST_PREFIX_LEDGER_ENV = 'INTERNS_TEST_PREFIX_LEDGER';
 
-/** Notes a prefix in the run's ledger; outside a jest run (no ledger) nothing is noted. */
+/**
+ * Where a test file's own prefixes are listed, on its global object: the jest environment (tools/test/
+ * test-environment.ts) reads them when the file ends, passed or failed, and deletes their streams then.
+ */
+export const TEST_FILE_PREFIXES_GLOBAL = '__internsTestFilePrefixes';
+
+/** The prefixes the running test file made so far (in the file's own global: one list per test file). */
+export function testFilePrefixes(global: Record<string, unknown> = globalThis as Record<string, unknown>): string[] {
+  const listed = global[TEST_FILE_PREFIXES_GLOBAL];
+  if (Array.isArray(listed)) return listed as string[];
+  const fresh: string[] = [];
+  global[TEST_FILE_PREFIXES_GLOBAL] = fresh;
+  return fresh;
+}
+
+/**
+ * Notes a prefix for the test file (whose environment deletes its streams when the file ends) and in the run's
+ * ledger (whose global teardown sweeps again after every file); outside a jest run (no ledger) only the former.
+ */
 export function recordTestPrefix(prefix: string): void {
+  testFilePrefixes().push(prefix);
   const ledger = process.env[TEST_PREFIX_LEDGER_ENV];
   if (ledger !== undefined && ledger !== '') appendFileSync(ledger, `${prefix}\n`);
 }

@@ -17,6 +17,9 @@ export function deleteTestStreams(prefix: string, natsUrl = process.env.NATS_URL
 /** Deletes the streams under any of `prefixes` (one listing of the server's streams); answers how many. */
 export async function deleteStreamsOfPrefixes(prefixes: readonly string[], natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'): Promise<number> {
   if (prefixes.length === 0) return 0;
+  // By name alone (not the contracts' isStreamOfPrefix: this file also runs in jest's global teardown and test
+  // environment, where the @interns aliases do not resolve). Test prefixes (`test_` and 10 hex digits) are never
+  // the start of one another, so a name is enough.
   const streamPrefixes = prefixes.map((prefix) => `${prefix.replace(/[^A-Za-z0-9_-]/g, '_')}_`);
   const nc = await connect({ servers: natsUrl });
   let deleted = 0;

@@ -39,10 +39,7 @@ export interface ApplyOutput extends ApplyResult {
 }
 
 /**
- * `apply <file.json>`: upserts organizations, workspaces, members and API keys, all or nothing. Deactivated
- * members and organizations that left the programme lose their daemon tokens before the apply commits: the
- * change is only seen as one (active before, inactive after) inside this apply, so a revocation that fails
- * rolls it back and running apply again retries both.
+ * `apply <file.json>`: upserts organizations, workspaces, members and API keys, all or nothing (applyIdentities).
  */
 export async function runApply(
   options: ApplyOptions,
@@ -51,8 +48,18 @@ export async function runApply(
 ): Promise<ApplyOutput> {
   // Read first: a missing or malformed file fails before the database is even opened.
   const file = await readIdentityFile(options.file);
+  return applyIdentities(file, await store(), revokeDaemonTokens);
+}
+
+/**
+ * Applies an identity file (the shape of `apply`'s, checked by IdentityStore.apply). Deactivated members and
+ * organizations that left the programme lose their daemon tokens before the apply commits: the change is only
+ * seen as one (active before, inactive after) inside this apply, so a revocation that fails rolls it back and
+ * running apply again retries both. `apply` and `quickstart` both write identities through here.
+ */
+export async function applyIdentities(file: unknown, store: IdentityStore, revokeDaemonTokens: DaemonTokenRevoker): Promise<ApplyOutput> {
   let revoked = 0;
-  const result = await (await store()).apply(file, async ({ deactivated_members: members, organizations_left_programme: organizations }) => {
+  const result = await store.apply(file, async ({ deactivated_members: members, organizations_left_programme: organizations }) => {
     if (members.length === 0 && organizations.length === 0) return;
     try {
       revoked = await revokeDaemonTokens(members, organizations);

@@ -14,6 +14,7 @@ import {
   InternState,
   internStreamId,
 } from '@interns/lifecycle-domain';
+import { logInternTransition } from './intern-transition.log';
 
 /** One intern's stream as loaded: its version, the decider state and the stored events. */
 export type LoadedIntern = LoadedStream<InternState>;
@@ -25,7 +26,8 @@ export interface ExecuteOptions {
 
 /**
  * Intern commands, by intern id, through the command handler. `onAppended` hears of every commit (it wakes
- * the process manager of this replica).
+ * the process manager of this replica). Every intern write goes through here, so each committed status change is
+ * logged here, once.
  */
 export class InternStreams {
   private readonly handler: CommandHandler<InternState, InternCommand, InternEvent>;
@@ -48,7 +50,11 @@ export class InternStreams {
     metadata: HandleOptions<InternState>['metadata'],
     options: ExecuteOptions = {},
   ): Promise<InternEvent[]> {
-    const { events } = await this.handler.handle(internStreamId(internId), command, { metadata, ...options });
+    // The metadata actually written (a function of the loaded stream, computed on the last attempt): its correlation id.
+    let written: EventMetadata | undefined;
+    const metadataOf = (loaded: LoadedIntern): EventMetadata => (written = typeof metadata === 'function' ? metadata(loaded) : metadata);
+    const { events, previous, state } = await this.handler.handle(internStreamId(internId), command, { metadata: metadataOf, ...options });
+    logInternTransition(internId, previous, state, written?.correlation_id);
     return events;
   }
 
@@ -60,7 +66,8 @@ export class InternStreams {
     options: ExecuteOptions = {},
   ): Promise<InternEvent[]> {
     const empty = { version: 0, state: internDecider.initialState() };
-    const { events } = await this.handler.handleAt(internStreamId(internId), empty, command, { metadata, ...options });
+    const { events, previous, state } = await this.handler.handleAt(internStreamId(internId), empty, command, { metadata, ...options });
+    logInternTransition(internId, previous, state, metadata.correlation_id);
     return events;
   }
 }

@@ -16,6 +16,7 @@ import {
   SessionState,
   sessionStreamId,
 } from '@interns/runs-domain';
+import { logRunEnds } from '../runs/run-end.log';
 
 /** A session's state at one version of its stream. */
 export type SessionSnapshot = StreamState<SessionState>;
@@ -32,7 +33,8 @@ export interface SessionExecuteOptions {
 
 /**
  * Session commands, by session id, through the command handler: `execute` loads the session itself (and
- * again on a race); a run's owner decides on the session it keeps instead (`executeAt`, see OwnedSession).
+ * again on a race); a run's owner decides on the session it keeps instead (`executeAt`, see OwnedSession). Every
+ * session write goes through here, so each run's end is logged here, once (logRunEnds).
  */
 export class SessionStreams {
   private readonly handler: CommandHandler<SessionState, SessionCommand, SessionEvent>;
@@ -46,27 +48,31 @@ export class SessionStreams {
   }
 
   /** Decides every command in order and appends all their events at once; on a race, all of it again. */
-  execute(
+  async execute(
     sessionId: string,
     commands: SessionCommand[],
     metadata: EventMetadata,
     options: SessionExecuteOptions = {},
   ): Promise<SessionWrite> {
-    return this.handler.handle(sessionStreamId(sessionId), commands, { metadata, inTransaction: options.inTransaction });
+    const write = await this.handler.handle(sessionStreamId(sessionId), commands, { metadata, inTransaction: options.inTransaction });
+    logRunEnds(write, metadata.correlation_id);
+    return write;
   }
 
   /**
    * Decides every command in order on `session` and appends their events at its version, once: a
    * ConcurrencyError says another writer got there first. A refused command throws before anything is appended.
    */
-  executeAt(
+  async executeAt(
     sessionId: string,
     session: SessionSnapshot,
     commands: SessionCommand[],
     metadata: EventMetadata,
     options: SessionExecuteOptions = {},
   ): Promise<SessionWrite> {
-    return this.handler.handleAt(sessionStreamId(sessionId), session, commands, { metadata, inTransaction: options.inTransaction });
+    const write = await this.handler.handleAt(sessionStreamId(sessionId), session, commands, { metadata, inTransaction: options.inTransaction });
+    logRunEnds(write, metadata.correlation_id);
+    return write;
   }
 
   /**

@@ -10,6 +10,8 @@ export interface ActiveRun {
   approvalMode: ApprovalMode;
   model: string;
   ownerId: string;
+  /** When it started (its RunStarted's `at`): how long it ran is told at its end. */
+  startedAt: string;
   /** The question the run waits on, if any. */
   openQuestion: string | null;
   promptTokens: number;
@@ -87,12 +89,12 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
   if (state.kind !== 'open') return state;
   switch (event.type) {
     case 'RunStarted': {
-      const { runId, approvalMode, model, ownerId } = event.data;
+      const { runId, approvalMode, model, ownerId, at } = event.data;
       const origin = event.data.origin ?? state.origin;
       return {
         ...state,
         runCount: state.runCount + 1,
-        activeRun: { runId, origin, approvalMode, model, ownerId, openQuestion: null, promptTokens: 0, completionTokens: 0, usageReported: false },
+        activeRun: { runId, origin, approvalMode, model, ownerId, startedAt: at, openQuestion: null, promptTokens: 0, completionTokens: 0, usageReported: false },
       };
     }
     case 'UsageRecorded':

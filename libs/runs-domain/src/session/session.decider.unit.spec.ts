@@ -122,7 +122,7 @@ describe('session decider', () => {
       given([opened]).when(startRun('run-1')).then([started('run-1')]);
       expect(openStateAfter([opened, started('run-1')])).toMatchObject({
         runCount: 1,
-        activeRun: { runId: 'run-1', approvalMode: 'manual', model: 'model-a', ownerId: 'owner-1', openQuestion: null },
+        activeRun: { runId: 'run-1', approvalMode: 'manual', model: 'model-a', ownerId: 'owner-1', startedAt: at, openQuestion: null },
       });
     });
 
