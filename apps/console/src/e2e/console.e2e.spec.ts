@@ -1,5 +1,4 @@
-// Longer than 300 lines on purpose: one browser on one running platform walks the console page by page, each step
-// building on the last (the intern created in the page is the one chatted with, its runs replayed, its files sent).
+// Longer than 300 lines on purpose: one browser on one platform walks the console page by page, each step building on the last.
 /**
  * End to end: the web console (interface section 23) in a real browser (Debian's chromium, headless, through
  * playwright-core) against the whole running platform. Sign-in, an intern created in the page reaching `running` with
@@ -198,7 +197,7 @@ describe('the console in a browser', () => {
     await checkPage(page, 'files');
   });
 
-  it('sets a secret whose value is never shown again, only its fingerprint', async () => {
+  it('sets secrets whose values are never shown again, only fingerprints, and copies one into the intern', async () => {
     await openSection(page, 'Vault');
     const form = page.getByRole('form', { name: 'Set a secret' }).first();
     await form.getByLabel('Name').fill('github_token');
@@ -207,6 +206,16 @@ describe('the console in a browser', () => {
     await form.getByRole('button', { name: 'Set secret' }).click();
     await form.getByText(/Saved github_token: fingerprint [0-9a-f]{64}/).waitFor();
     await page.getByRole('region', { name: "This intern's secrets", exact: true }).getByRole('rowheader', { name: 'github_token' }).waitFor();
+    expect(await pageHolds(page, SECRET_VALUE)).toBe(false);
+
+    const workspaceForm = page.getByRole('form', { name: 'Set a secret' }).last();
+    await workspaceForm.getByLabel('Name').fill('npm_token');
+    await workspaceForm.getByLabel('Value (never shown again)').fill(SECRET_VALUE);
+    await workspaceForm.getByLabel(/Hosts it is released to/).fill('registry.npmjs.org');
+    await workspaceForm.getByRole('button', { name: 'Set secret' }).click();
+    await page.getByLabel('Select npm_token to copy').check();
+    await page.getByRole('button', { name: "Copy selected into this intern's vault" }).click();
+    await page.getByRole('region', { name: "This intern's secrets", exact: true }).getByRole('rowheader', { name: 'npm_token' }).waitFor();
     expect(await pageHolds(page, SECRET_VALUE)).toBe(false);
     await checkPage(page, 'vault');
   });
