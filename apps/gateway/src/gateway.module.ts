@@ -34,6 +34,9 @@ import { WebhooksHttpController } from './webhooks/webhooks.http.controller';
 import { VaultHttpController } from './vault/vault.http.controller';
 import { EgressPolicyHttpController } from './egress/egress-policy.http.controller';
 import { EgressLogHttpController } from './egress/egress-log.http.controller';
+import { EventsHttpController } from './events/events.http.controller';
+import { WorkspaceEventFeed } from './events/workspace-event-feed';
+import { internWorkspaceLookup } from './events/intern-workspace.lookup';
 import { FilesHttpController } from './files/files.http.controller';
 import { FileTransferClient } from './files/file-transfer.client';
 
@@ -74,6 +77,7 @@ export class GatewayModule {
         WebhooksHttpController,
         VaultHttpController,
         FilesHttpController,
+        EventsHttpController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
@@ -90,6 +94,10 @@ export class GatewayModule {
         { provide: DoorTerminals, useValue: terminals },
         { provide: DoorHandlers, useValue: new DoorHandlers(services, new DoorSignatures(lookups), turns) },
         { provide: DoorCacheEvictions, useValue: new DoorCacheEvictions(deps.nats, subjects, directory, tokens) },
+        {
+          provide: WorkspaceEventFeed,
+          useValue: new WorkspaceEventFeed({ nats: () => deps.nats, subjects, config, lookUpWorkspace: internWorkspaceLookup(rpc, subjects.lifecycle) }),
+        },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         DaemonAliasHeaders,
         GatewayHttpSetup,

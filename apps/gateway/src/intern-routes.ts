@@ -4,10 +4,15 @@
  * so encoded or absolute-form targets cannot slip past the checks; an unmatched path is judged by its
  * decoded text, so routes not implemented yet still answer in check order.
  */
-import { DomainError, isUuid } from '@interns/contracts';
+import { DomainError, isUuid, WORKSPACE_EVENTS_PATH } from '@interns/contracts';
 import { API_PREFIX } from './api-prefix';
 
 export const INTERNS_PATH = `${API_PREFIX}/interns`;
+/**
+ * The workspace event stream (interface section 23): not under /interns, but an intern route in every check
+ * (credentials, order, programme), as the contract names it.
+ */
+export const EVENTS_PATH = `${API_PREFIX}${WORKSPACE_EVENTS_PATH}`;
 /** The parameter name every `/interns/{intern_id}` route uses (controllers must declare it so). */
 export const INTERN_ID_PARAM = 'intern_id';
 
@@ -54,7 +59,7 @@ export interface InternRoute {
  */
 export function classifyInternRoute(method: string, routePattern: string | undefined, url: string): InternRoute | null {
   const pattern = routePattern ?? patternOfPath(pathOf(url));
-  if (pattern === null || !isUnderInterns(pattern)) return null;
+  if (pattern === null || !(isUnderInterns(pattern) || pattern === EVENTS_PATH)) return null;
   const route = `${method} ${pattern}`;
   return {
     pattern,
@@ -83,6 +88,7 @@ function pathOf(url: string): string {
 
 /** `/api/v1/interns/<anything>/rest` -> `/api/v1/interns/:intern_id/rest`. */
 function patternOfPath(path: string): string | null {
+  if (path === EVENTS_PATH) return path;
   if (!isUnderInterns(path)) return null;
   if (path === INTERNS_PATH) return path;
   const rest = path.slice(INTERNS_PATH.length + 1);

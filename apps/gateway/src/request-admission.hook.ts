@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OAUTH_SCOPES } from '@interns/contracts';
-import type { PlatformConfig } from '@interns/contracts';
+import type { PlatformConfig, Principal } from '@interns/contracts';
 import type { CredentialResolver, ResolvedCredential } from '@interns/identity';
 import type { AuthFailureLimiter } from './auth-failure-limiter';
 import type { HttpError } from './http-errors';
@@ -207,6 +207,24 @@ export class RequestAdmission {
     }
     state.principal = principal;
     return null;
+  }
+
+  /**
+   * Whether a credential admitted to an intern route still passes checks 2-4 as the same principal (workspace,
+   * member, intern): a long-lived stream (the workspace event stream) asks again now and then, so a revocation,
+   * a deactivated member or an organization leaving the programme ends it. Nothing is counted against the client.
+   */
+  async stillAdmits(authorization: string | undefined, admitted: Principal): Promise<boolean> {
+    const credential = await this.resolver.resolve(authorization);
+    if (credential === null || ownerAccessRefusal(credential) !== null || !credential.organization.programme) return false;
+    const principal = principalOf(credential);
+    return (
+      principal !== null &&
+      principal.kind === admitted.kind &&
+      principal.workspaceId === admitted.workspaceId &&
+      principal.memberId === admitted.memberId &&
+      principal.internId === admitted.internId
+    );
   }
 
   /**

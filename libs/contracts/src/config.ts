@@ -102,6 +102,15 @@ export interface PlatformConfig {
   transcriptRetentionMs: number;
   /** Run streams (`GET .../runs/{id}/stream`) one caller may hold open on one gateway; beyond: 429 `rate_limited`. */
   runStreamReadersPerCaller: number;
+  /**
+   * EVENTS_REPLAY_RETENTION_MS: how long the workspace event stream (`GET /events`) can resume after an event
+   * (`Last-Event-ID`); older: 410 `events_expired`. At most JETSTREAM_MAX_AGE_MS, which the source streams keep.
+   */
+  eventsReplayRetentionMs: number;
+  /** EVENTS_REPLAY_MAX_BYTES: the events one gateway holds for resuming, at most; the oldest go first past it. */
+  eventsReplayMaxBytes: number;
+  /** EVENT_STREAMS_PER_CALLER: workspace event streams one caller may hold open on one gateway; beyond: 429 `rate_limited`. */
+  eventStreamsPerCaller: number;
   /** Chat prompts, invokes and signings per caller per intern per minute. */
   chatTurnsPerMinute: number;
   /** Concurrent runs on one intern; beyond: 409 `busy`. */
@@ -404,6 +413,9 @@ export function loadConfig(env: Env): PlatformConfig {
     runReconcileIntervalMs: positiveIntFrom(env, 'RUN_RECONCILE_INTERVAL_MS', 10000),
     transcriptRetentionMs: positiveIntFrom(env, 'TRANSCRIPT_RETENTION_MS', DEFAULT_TRANSCRIPT_RETENTION_MS),
     runStreamReadersPerCaller: positiveIntFrom(env, 'RUN_STREAM_READERS_PER_CALLER', 16),
+    eventsReplayRetentionMs: eventsReplayRetentionFrom(env),
+    eventsReplayMaxBytes: positiveIntFrom(env, 'EVENTS_REPLAY_MAX_BYTES', 67108864),
+    eventStreamsPerCaller: positiveIntFrom(env, 'EVENT_STREAMS_PER_CALLER', 8),
     chatTurnsPerMinute: positiveIntFrom(env, 'CHAT_TURNS_PER_MINUTE', 30),
     maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),
     terminalsPerIntern: positiveIntFrom(env, 'TERMINALS_PER_INTERN', 4),
@@ -426,7 +438,7 @@ export function loadConfig(env: Env): PlatformConfig {
     sandboxUidBase: positiveIntFrom(env, 'SANDBOX_UID_BASE', 200000),
     maxToolCallsPerRun: positiveIntFrom(env, 'MAX_TOOL_CALLS_PER_RUN', 50),
     maxEventBytes: positiveIntFrom(env, 'MAX_EVENT_BYTES', DEFAULT_MAX_EVENT_BYTES),
-    jetstreamMaxAgeMs: positiveIntFrom(env, 'JETSTREAM_MAX_AGE_MS', 604800000),
+    jetstreamMaxAgeMs: positiveIntFrom(env, 'JETSTREAM_MAX_AGE_MS', DEFAULT_JETSTREAM_MAX_AGE_MS),
     jetstreamMaxBytes: positiveIntFrom(env, 'JETSTREAM_MAX_BYTES', 1073741824),
     jetstreamReplicas: positiveIntFrom(env, 'JETSTREAM_REPLICAS', 1),
     nodeEnv: stringFrom(env, 'NODE_ENV', 'development'),
@@ -457,6 +469,19 @@ export function loadConfig(env: Env): PlatformConfig {
     egressLogRetentionMs: positiveIntFrom(env, 'EGRESS_LOG_RETENTION_MS', 2592000000),
     consoleDir: optionalFrom(env, 'CONSOLE_DIR'),
   };
+}
+
+/** JETSTREAM_MAX_AGE_MS's default: 7 days. */
+const DEFAULT_JETSTREAM_MAX_AGE_MS = 604800000;
+
+/** The event stream resumes from what the integration event streams still hold: never longer than they keep it. */
+function eventsReplayRetentionFrom(env: Env): number {
+  const retentionMs = positiveIntFrom(env, 'EVENTS_REPLAY_RETENTION_MS', 3600000);
+  const streamMaxAgeMs = positiveIntFrom(env, 'JETSTREAM_MAX_AGE_MS', DEFAULT_JETSTREAM_MAX_AGE_MS);
+  if (retentionMs > streamMaxAgeMs) {
+    throw new Error(`EVENTS_REPLAY_RETENTION_MS (${retentionMs}) must not exceed JETSTREAM_MAX_AGE_MS (${streamMaxAgeMs}): the events would be gone`);
+  }
+  return retentionMs;
 }
 
 /** What INTERN_ORIGIN's `{hostname}` stands for. */

@@ -28,6 +28,11 @@ export const ERROR_REASONS = {
   run_ended: { status: 410, retryable: false },
   /** A run's stream asked for after RUN_REPLAY_RETENTION_MS past its end: its chunks are gone. */
   run_expired: { status: 410, retryable: false },
+  /**
+   * The workspace event stream asked to resume after an event it no longer holds (older than EVENTS_REPLAY_RETENTION_MS,
+   * or an id it never sent this credential): the client reads the current state again and reconnects without Last-Event-ID.
+   */
+  events_expired: { status: 410, retryable: false },
   payload_too_large: { status: 413, retryable: false },
   /** The HTTP layer's own answer: the request line alone is over the head's size limit. */
   uri_too_long: { status: 414, retryable: false },

@@ -24,3 +24,5 @@ export * from './egress';
 export * from './egress-service';
 export * from './files';
 export * from './terminals';
+export * from './visibility';
+export * from './workspace-events';

@@ -29,7 +29,8 @@ const LIFECYCLE_CALLERS: Callers<Subjects['lifecycle']> = {
   updateIntern: ['gateway'],
   getIntern: ['gateway', 'runs', 'egress'],
   listInterns: ['gateway'],
-  internOwner: ['admin'],
+  // The gateway's workspace event stream: which workspace a run event's intern is in (runs' events do not say).
+  internOwner: ['admin', 'gateway'],
   internIcon: ['gateway'],
   provisionIntern: ['gateway'],
   suspendIntern: ['gateway'],
@@ -127,6 +128,13 @@ const TERMINAL_READERS: readonly NatsProcess[] = ['gateway'];
  */
 const CHUNK_LOG_WRITERS: readonly NatsProcess[] = ['runs'];
 const CHUNK_LOG_READERS: readonly NatsProcess[] = ['gateway'];
+
+/**
+ * The workspace event stream (`GET /events`): each gateway keeps the stream sourcing every integration event stream
+ * (creating it, bringing its limits up to date) and reads it with an ordered consumer of its own. Only through that
+ * stream: no grant on the sources themselves, and no publish into any stream.
+ */
+const WORKSPACE_EVENT_READERS: readonly NatsProcess[] = ['gateway'];
 
 /** Services whose outbox relay publishes integration events into their own stream. */
 export const INTEGRATION_EVENT_SOURCES = ['lifecycle', 'runs'] as const satisfies readonly ServiceName[];
@@ -298,6 +306,24 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
       for (const subject of [...streamApi(stream), ...durableApi(stream, durable)]) own.publish.add(subject);
       own.subscribe.add(inboxOf(consumer));
     }
+  }
+
+  const workspaceEvents = subjects.workspaceEventStreamName;
+  for (const process of WORKSPACE_EVENT_READERS) {
+    const reader = permissions[process];
+    reader.publish.add(JS_ACCOUNT_INFO);
+    for (const subject of [
+      ...streamApi(workspaceEvents),
+      `$JS.API.STREAM.UPDATE.${workspaceEvents}`,
+      `$JS.API.CONSUMER.CREATE.${workspaceEvents}`,
+      `$JS.API.CONSUMER.CREATE.${workspaceEvents}.>`,
+      `$JS.API.CONSUMER.INFO.${workspaceEvents}.>`,
+      `$JS.API.CONSUMER.DELETE.${workspaceEvents}.>`,
+      `$JS.API.CONSUMER.MSG.NEXT.${workspaceEvents}.>`,
+    ]) {
+      reader.publish.add(subject);
+    }
+    reader.subscribe.add(inboxOf(process));
   }
 
   for (const [process, types] of Object.entries(CACHE_EVICTING_EVENTS) as [NatsProcess, readonly IntegrationEventType[]][]) {

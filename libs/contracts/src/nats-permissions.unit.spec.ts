@@ -132,11 +132,11 @@ describe('natsPermissionsFor', () => {
   it('gives each JetStream user its own streams and consumers only', () => {
     expect(canPublish('lifecycle', `$JS.API.STREAM.CREATE.${subjects.eventStreamName('lifecycle')}`)).toBe(true);
     expect(canPublish('lifecycle', `$JS.API.STREAM.CREATE.${subjects.eventStreamName('runs')}`)).toBe(false);
-    // The gateway's JetStream use is reading run chunk logs (below); the admin CLI has none.
+    // The gateway's JetStream use is reading run chunk logs and the workspace event stream (below); the admin CLI has none.
     expect(permissions.admin.publish.filter((subject) => subject.startsWith('$JS'))).toEqual([]);
-    const chunkStream = subjects.runChunkStreamName;
+    const ownStreams = [subjects.runChunkStreamName, subjects.workspaceEventStreamName];
     const gatewayApi = permissions.gateway.publish.filter((subject) => subject.startsWith('$JS'));
-    expect(gatewayApi.filter((subject) => subject !== '$JS.API.INFO' && !subject.includes(`.${chunkStream}`))).toEqual([]);
+    expect(gatewayApi.filter((subject) => subject !== '$JS.API.INFO' && !ownStreams.some((stream) => subject.includes(`.${stream}`)))).toEqual([]);
     // Integration events quoting a purged transcript are deleted by the stream's owner only.
     expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.DELETE.${subjects.eventStreamName('runs')}`))).toEqual(['runs']);
     expect(NATS_PROCESSES.filter((process) => canPublish(process, `$JS.API.STREAM.MSG.DELETE.${subjects.eventStreamName('lifecycle')}`))).toEqual([]);
@@ -163,6 +163,31 @@ describe('natsPermissionsFor', () => {
     for (const process of NATS_PROCESSES) {
       expect(canPublish(process, `$JS.API.STREAM.DELETE.${chunkStream}`)).toBe(false);
     }
+  });
+
+  it('lets only the gateway keep and read the workspace event stream, and nobody publish into it or delete it', () => {
+    const stream = subjects.workspaceEventStreamName;
+    for (const subject of [
+      `$JS.API.STREAM.CREATE.${stream}`,
+      `$JS.API.STREAM.UPDATE.${stream}`,
+      `$JS.API.CONSUMER.CREATE.${stream}.oc_1`,
+      `$JS.API.CONSUMER.MSG.NEXT.${stream}.oc_1`,
+      `$JS.API.CONSUMER.DELETE.${stream}.oc_1`,
+    ]) {
+      expect(NATS_PROCESSES.filter((process) => canPublish(process, subject))).toEqual(['gateway']);
+    }
+    for (const process of NATS_PROCESSES) {
+      expect(canPublish(process, `$JS.API.STREAM.DELETE.${stream}`)).toBe(false);
+      expect(canPublish(process, `$JS.API.STREAM.PURGE.${stream}`)).toBe(false);
+    }
+    // Through that stream only: the gateway reads no source stream directly and publishes no event.
+    for (const source of ['lifecycle', 'runs'] as const) {
+      expect(canPublish('gateway', `$JS.API.CONSUMER.CREATE.${subjects.eventStreamName(source)}.oc_1`)).toBe(false);
+      expect(canPublish('gateway', `$JS.API.STREAM.CREATE.${subjects.eventStreamName(source)}`)).toBe(false);
+      expect(canPublish('gateway', subjects.eventsOf(source))).toBe(false);
+    }
+    // Which workspace a run event's intern is in: the owner lookup the admin CLI uses too.
+    expect(NATS_PROCESSES.filter((process) => canPublish(process, subjects.lifecycle.internOwner))).toEqual(['gateway', 'admin']);
   });
 
   it('allows nothing outside the prefix, its own inbox and the JetStream API', () => {

@@ -23,3 +23,21 @@ describe('transcriptSweepIntervalMs', () => {
     expect(transcriptSweepIntervalMs(1)).toBe(100);
   });
 });
+
+describe('loadConfig: EVENTS_REPLAY_RETENTION_MS', () => {
+  it('defaults to an hour, with a 64 MiB replay buffer and 8 event streams per caller', () => {
+    const config = loadConfig({});
+    expect([config.eventsReplayRetentionMs, config.eventsReplayMaxBytes, config.eventStreamsPerCaller]).toEqual([3600000, 67108864, 8]);
+  });
+
+  it('takes a retention up to what the integration event streams keep (JETSTREAM_MAX_AGE_MS)', () => {
+    expect(loadConfig({ EVENTS_REPLAY_RETENTION_MS: '604800000' }).eventsReplayRetentionMs).toBe(604800000);
+    expect(loadConfig({ EVENTS_REPLAY_RETENTION_MS: '5000', JETSTREAM_MAX_AGE_MS: '5000' }).eventsReplayRetentionMs).toBe(5000);
+  });
+
+  it('refuses a retention longer than the streams keep their events, and one that is not a positive integer', () => {
+    expect(() => loadConfig({ EVENTS_REPLAY_RETENTION_MS: '604800001' })).toThrow(/EVENTS_REPLAY_RETENTION_MS .* JETSTREAM_MAX_AGE_MS/);
+    expect(() => loadConfig({ EVENTS_REPLAY_RETENTION_MS: '7200000', JETSTREAM_MAX_AGE_MS: '3600000' })).toThrow(/JETSTREAM_MAX_AGE_MS/);
+    for (const value of ['0', '-1', '1h']) expect(() => loadConfig({ EVENTS_REPLAY_RETENTION_MS: value })).toThrow(/EVENTS_REPLAY_RETENTION_MS/);
+  });
+});

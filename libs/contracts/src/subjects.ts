@@ -207,6 +207,11 @@ export function subjectsFor(prefix: string) {
     eventsOf: (service: ServiceName) => `${p}.evt.${service}.>`,
     /** JetStream stream holding one service's integration events (stream names allow no dots). */
     eventStreamName: (service: ServiceName) => `${streamNamePrefix(p)}${service}_events`,
+    /**
+     * JetStream stream sourcing every service's integration event stream into one order, the same on every gateway
+     * replica: the workspace event stream (`GET /events`) reads it and resumes by its order.
+     */
+    workspaceEventStreamName: `${streamNamePrefix(p)}workspace_events`,
   };
 }
 

@@ -34,6 +34,8 @@ export interface ObservedStream extends Omit<ObservedResponse, 'body'> {
   events: string[];
   /** When given: the `id:` of each event, at the same index (undefined where it had none), checked against `x-event-id`. */
   ids?: (string | undefined)[];
+  /** A stream that has no end (the workspace event stream), left by the client: no `[DONE]` is expected. */
+  endless?: boolean;
 }
 
 interface DocumentedRoute {
@@ -87,7 +89,7 @@ export class OpenApiResponseValidator {
     return problems;
   }
 
-  /** What is wrong with an event stream: the answer as `problems` does, then every event's data (and id), then `[DONE]`. */
+  /** What is wrong with an event stream: the answer as `problems` does, then every event's data (and id), then `[DONE]` (unless endless). */
   streamProblems(stream: ObservedStream): string[] {
     const found = this.documentedResponse(stream);
     if (typeof found === 'string') return [found];
@@ -98,9 +100,14 @@ export class OpenApiResponseValidator {
     if (mediaType === null || documented.content?.[mediaType]?.['x-event-data'] === undefined) {
       return [...problems, `content type ${contentType ?? '(none)'} is not a documented event stream`];
     }
-    if (stream.events.at(-1) !== STREAM_END) problems.push(`the stream does not end with ${STREAM_END}`);
+    if (stream.endless === true) {
+      if (stream.events.includes(STREAM_END)) problems.push(`an endless stream sent ${STREAM_END}`);
+    } else if (stream.events.at(-1) !== STREAM_END) {
+      problems.push(`the stream does not end with ${STREAM_END}`);
+    }
     const eventPointer = `${pointer}/content/${escape(mediaType)}/x-event-data`;
-    stream.events.slice(0, -1).forEach((data, index) => {
+    const carried = stream.endless === true ? stream.events : stream.events.slice(0, -1);
+    carried.forEach((data, index) => {
       let parsed: unknown;
       try {
         parsed = JSON.parse(data);

@@ -11,6 +11,8 @@ export class SseResponse {
   readonly events: string[] = [];
   /** The `id:` of each event in `events`, at the same index (undefined where the event had none). */
   readonly ids: (string | undefined)[] = [];
+  /** The `event:` of each event in `events`, at the same index (undefined where the event had none). */
+  readonly types: (string | undefined)[] = [];
   /** Comment lines (`: keepalive`) so far, without the colon. */
   readonly comments: string[] = [];
   /** Resolves when the server ended the response (or the client closed it). */
@@ -29,6 +31,7 @@ export class SseResponse {
       onEvent: (event) => {
         this.events.push(event.data);
         this.ids.push(event.id);
+        this.types.push(event.event);
         this.wake();
       },
       onComment: (comment) => {

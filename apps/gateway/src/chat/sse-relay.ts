@@ -52,7 +52,8 @@ const DATA_PREFIX = Buffer.from('data: ');
 const ID_PREFIX = 'id: ';
 const EVENT_END = Buffer.from('\n\n');
 const DONE_EVENT = Buffer.from('data: [DONE]\n\n');
-const KEEPALIVE_COMMENT = Buffer.from(': keepalive\n\n');
+/** CONTRACT section 6's keepalive, written by every event stream of the gateway after a silence. */
+export const KEEPALIVE_COMMENT = Buffer.from(': keepalive\n\n');
 /** Heartbeats the relay may miss before it calls the link broken. */
 const MISSED_HEARTBEATS = 3;
 

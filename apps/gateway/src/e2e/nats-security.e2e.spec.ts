@@ -132,6 +132,17 @@ it("serves an intern's door on the secured broker: hostname lookup, token check,
   expect(violations()).toEqual([]);
 }, 60_000);
 
+it("follows the workspace event stream on the secured broker: the gateway's own stream sourcing the integration event streams", async () => {
+  const events = await platform.getStream(`${API}/events`, KEYS.alice);
+  if (!(events instanceof SseResponse)) throw new Error(`events answered ${events.status}: ${JSON.stringify(events.body)}`);
+  const internId = await createRunningIntern(platform);
+  expect((await readStream(await prompt(platform, internId, '/say events'))).finishReason).toBe('stop');
+  await events.until((data) => data.some((text) => text.includes(internId) && text.includes('"status":"running"')), 30_000);
+  await events.until((data) => data.some((text) => text.includes(internId) && text.includes('"type":"run.completed"')), 30_000);
+  events.close();
+  expect(violations()).toEqual([]);
+}, 60_000);
+
 it('refuses anonymous connections', async () => {
   await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);
 });

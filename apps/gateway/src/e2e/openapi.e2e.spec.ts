@@ -614,6 +614,26 @@ describe("an intern's files", () => {
   });
 });
 
+describe('the workspace event stream', () => {
+  it('streams documented events with their ids and types (intern and run events), and refuses as documented: 410, 400, 401', async () => {
+    const path = `${API}/events`;
+    const events = asStream(await follow(path));
+    // An intern of its own: the run limits of the others' tests are not touched.
+    const internId = await createRunningIntern(platform, KEYS.alice, 60_000);
+    const invoked = await call(internPath(internId, '/invoke'), { token: KEYS.alice, json: { input: '/say events' } });
+    const runId = invoked.body.run_id as string;
+    await events.until((data) => data.some((text) => text.includes(internId)) && data.some((text) => text.includes(runId) && text.includes('run.completed')), 30_000);
+    events.close();
+    expect(events.types).toEqual(events.chunks.map((event: { type: string }) => event.type));
+    const observed = { method: 'GET', url: path, status: events.status, headers: events.headers, events: events.events, ids: events.ids, endless: true };
+    expect({ problems: validator.streamProblems(observed) }).toEqual({ problems: [] });
+
+    await refusedWith(410, 'events_expired', path, { token: KEYS.alice, headers: { 'last-event-id': randomUUID() } });
+    await refusedWith(400, 'invalid_body', path, { token: KEYS.alice, headers: { 'last-event-id': '7' } });
+    await refusedWith(401, null, path);
+  }, 90_000);
+});
+
 describe('coverage', () => {
   it('exercised every documented operation with a success, and every error status the contract names', () => {
     const exercised = [...validator.exercised];

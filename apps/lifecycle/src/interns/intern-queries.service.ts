@@ -11,11 +11,12 @@ import {
   InternList,
   InternOwnerReply,
   InternOwnerRequest,
+  internVisibleTo,
   InternView,
   isUuid,
   ListInternsRequest,
 } from '@interns/contracts';
-import { INTERN_COLUMNS, InternRow, isVisibleTo, toInternView } from './intern-row';
+import { INTERN_COLUMNS, InternRow, toInternView } from './intern-row';
 import { notFound, visibleInternRow } from './visible-intern';
 
 const GET_INTERN_SQL = `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`;
@@ -36,7 +37,7 @@ export class InternQueriesService {
     if (!isUuid(request.internId)) throw notFound();
     const rows = await this.reads.rows<InternRow>('lifecycle_get_intern', GET_INTERN_SQL, [request.internId]);
     const row = rows[0];
-    if (!row || !isVisibleTo(row, principal)) throw notFound();
+    if (!row || !internVisibleTo(row, principal)) throw notFound();
     return toInternView(row, principal, true);
   }
 
@@ -60,7 +61,7 @@ export class InternQueriesService {
       [request.internId],
     );
     const row = rows[0];
-    if (!row || !isVisibleTo(row, request.context.principal)) throw notFound();
+    if (!row || !internVisibleTo(row, request.context.principal)) throw notFound();
     return { allow: row.egress_allow };
   }
 

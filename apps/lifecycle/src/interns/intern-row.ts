@@ -34,13 +34,6 @@ export const INTERN_COLUMNS = `id, organization_id, workspace_id, created_by, na
   status, last_failure_message, progress, hostname, vault_id, attached_vault_id, icon_sha256,
   ${isoTimestamp('created_at')}, ${isoTimestamp('updated_at')}, revision`;
 
-/** Whether the principal may see this intern at all (CONTRACT section 1, check 7). */
-export function isVisibleTo(row: Pick<InternRow, 'id' | 'workspace_id'>, principal: Principal): boolean {
-  if (row.workspace_id !== principal.workspaceId) return false;
-  if (principal.kind === 'intern' && row.id !== principal.internId) return false;
-  return true;
-}
-
 /**
  * The Intern resource. `detailed` (list and get) adds `icon_sha256`, and `created_by_you` when the
  * credential acts for a member.

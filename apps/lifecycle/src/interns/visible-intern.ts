@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { DomainError, isUuid, Principal } from '@interns/contracts';
-import { INTERN_COLUMNS, InternRow, isVisibleTo } from './intern-row';
+import { DomainError, internVisibleTo, isUuid, Principal } from '@interns/contracts';
+import { INTERN_COLUMNS, InternRow } from './intern-row';
 
 export function notFound(): DomainError {
   return new DomainError('not_found', 'intern not found');
@@ -21,6 +21,6 @@ export async function internRowById(db: DataSource | EntityManager, internId: st
 export async function visibleInternRow(dataSource: DataSource, internId: string, principal: Principal): Promise<InternRow> {
   if (!isUuid(internId)) throw notFound();
   const row = await internRowById(dataSource, internId);
-  if (!row || !isVisibleTo(row, principal)) throw notFound();
+  if (!row || !internVisibleTo(row, principal)) throw notFound();
   return row;
 }

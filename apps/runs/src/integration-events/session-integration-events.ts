@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { boundedText, type Question, type Usage } from '@interns/contracts';
+import { boundedText, callerParts, type Question, type Usage } from '@interns/contracts';
 import {
   type IntegrationEventDraft,
   type IntegrationEventTranslator,
@@ -26,13 +26,6 @@ const SESSION_FOLD: StreamFold<SessionState> = {
 
 /** Sessions whose latest state the relay keeps, so a run's many events are each folded once. */
 const REMEMBERED_SESSIONS = 1_000;
-
-/** Who a session's caller is: `member:<id>` (user keys, OAuth) or `key:<id>` (organization and intern keys). */
-export function callerParts(callerId: string): { user_id: string | null; api_key_id: string | null } {
-  if (callerId.startsWith('member:')) return { user_id: callerId.slice('member:'.length), api_key_id: null };
-  if (callerId.startsWith('key:')) return { user_id: null, api_key_id: callerId.slice('key:'.length) };
-  return { user_id: null, api_key_id: null };
-}
 
 /**
  * What a session event tells other services, with the session before and after it as the decider folds them

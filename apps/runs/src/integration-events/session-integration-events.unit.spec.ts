@@ -1,7 +1,7 @@
-import { boundedText, MAX_INTEGRATION_TEXT_BYTES } from '@interns/contracts';
+import { boundedText, callerParts, MAX_INTEGRATION_TEXT_BYTES } from '@interns/contracts';
 import type { StoredEvent } from '@interns/event-store';
 import { evolve, initialState, type SessionEvent, type SessionState } from '@interns/runs-domain';
-import { callerParts, sessionIntegrationEvents } from './session-integration-events';
+import { sessionIntegrationEvents } from './session-integration-events';
 
 const at = '2030-01-01T00:00:00.000Z';
 const ref = { intern_id: 'i-1', session_id: 's-1', run_id: 'r-1' };

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ACTIVE_RUN_STATUSES, type CursorCodec, DomainError, type ErrorReason, isUuid } from '@interns/contracts';
+import { ACTIVE_RUN_STATUSES, type CursorCodec, DomainError, type ErrorReason, isUuid, runViewerOf } from '@interns/contracts';
 import type {
   AnswerRunRequest,
   ListQuestionsRequest,
@@ -17,7 +17,7 @@ import type { InternLookup } from '../chat/intern-lookup';
 import type { TurnsService } from '../chat/turns.service';
 import type { RunHost } from '../runs/run-host';
 import type { SessionStreams } from '../sessions/session-streams';
-import { RUN_COLUMNS, type RunRow, runViewerOf, toRunResource } from './run-rows';
+import { RUN_COLUMNS, type RunRow, toRunResource } from './run-rows';
 
 /**
  * Runs as resources and the question inbox (CONTRACT section 12), served by any replica: list, get, cancel,

@@ -1,5 +1,5 @@
-import type { Principal, Question, RunOpenQuestion, RunResource } from '@interns/contracts';
-import { callerId, type RunOrigin, type RunStatus } from '@interns/contracts';
+import type { Question, RunOpenQuestion, RunResource } from '@interns/contracts';
+import type { RunOrigin, RunStatus } from '@interns/contracts';
 
 /** The columns of `runs.runs` a Run shows. */
 export const RUN_COLUMNS = `id, intern_id, session_id, origin, run_status, run_finish_reason, model, usage_reported,
@@ -41,13 +41,4 @@ export function toRunResource(row: RunRow): RunResource {
     created_at: row.started_at.toISOString(),
     ended_at: row.ended_at?.toISOString() ?? null,
   };
-}
-
-/**
- * Which of an intern's runs the caller sees (CONTRACT section 12), once the intern itself is visible to it:
- * organization keys of its workspace and the intern's own keys see all of them; a member (or a user key) only
- * the runs it started. Null: no restriction; else the caller id a run must have.
- */
-export function runViewerOf(principal: Principal): string | null {
-  return principal.kind === 'organization' || principal.kind === 'intern' ? null : callerId(principal);
 }

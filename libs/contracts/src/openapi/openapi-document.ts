@@ -34,6 +34,7 @@ import { analyticsQuery } from './openapi-analytics-query';
 import { answerRun, cancelRun, oneRun, questions, runs, runStream } from './openapi-run-paths';
 import { oneWebhook, webhookDeliveries, webhooks } from './openapi-webhook-paths';
 import { egressLog, egressPolicy } from './openapi-egress-paths';
+import { workspaceEvents } from './openapi-event-paths';
 import { workspaceFile, workspaceRoot } from './openapi-files-paths';
 import { copyInternSecrets, internSecrets, oneInternSecret, oneWorkspaceSecret, workspaceSecrets } from './openapi-vault-paths';
 import { aliasHeaders, OPENAPI_HEADERS, OpenApiHeader, OpenApiResponses } from './openapi-responses';
@@ -117,6 +118,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'Vault', description: "Secrets of a workspace and of an intern, never answered with their values (section 18)." },
     { name: 'Egress', description: "An intern's egress policy, the hosts its requests may reach, and its egress log (section 19)." },
     { name: 'Files', description: "An intern's workspace files: list, download, upload, delete, inside its sandbox (section 21)." },
+    { name: 'Events', description: "The workspace's integration events as they happen, resumable (section 23)." },
     { name: 'Meta', description: 'This document.' },
   ],
   security: INTERN_ROUTE_SECURITY,
@@ -145,6 +147,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     '/daemon/signing-keys': signingKeys,
     '/analytics/meta': analyticsMeta,
     '/analytics/query': analyticsQuery,
+    '/events': workspaceEvents,
     '/webhooks': webhooks,
     '/webhooks/{webhook_id}': oneWebhook,
     '/webhooks/{webhook_id}/deliveries': webhookDeliveries,

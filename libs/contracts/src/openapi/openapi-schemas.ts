@@ -15,6 +15,7 @@ import { JsonSchema, listPage, NON_EMPTY_STRING, nullable, ref, requestSchemaOf,
 import { ANALYTICS_QUERY_SCHEMAS } from './openapi-analytics-query';
 import { RUN_SCHEMAS } from './openapi-run-schemas';
 import { WEBHOOK_SCHEMAS } from './openapi-webhook-schemas';
+import { EVENT_SCHEMAS } from './openapi-event-schemas';
 import { VAULT_SCHEMAS } from './openapi-vault-schemas';
 import { EGRESS_SCHEMAS } from './openapi-egress-schemas';
 import { FILE_SCHEMAS } from './openapi-files-paths';
@@ -277,6 +278,7 @@ export const OPENAPI_SCHEMAS: Record<string, JsonSchema> = {
   ...CHAT_SCHEMAS,
   ...RUN_SCHEMAS,
   ...WEBHOOK_SCHEMAS,
+  ...EVENT_SCHEMAS,
   ...VAULT_SCHEMAS,
   ...EGRESS_SCHEMAS,
   ...FILE_SCHEMAS,

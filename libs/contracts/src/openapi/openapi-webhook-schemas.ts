@@ -16,8 +16,9 @@ const ENDPOINT_PROPERTIES: Record<string, JsonSchema> = {
   created_at: TIMESTAMP,
 };
 
-const RUN_REF: Record<string, JsonSchema> = { intern_id: UUID_SCHEMA, run_id: UUID_SCHEMA, session_id: SESSION_ID };
-const RUN_ENDING: Record<string, JsonSchema> = { ...RUN_REF, origin: { enum: [...RUN_ORIGINS] }, usage: nullable(ref('Usage')) };
+/** The run an event is about, and how it ended (shared with the workspace event stream's schemas). */
+export const RUN_REF: Record<string, JsonSchema> = { intern_id: UUID_SCHEMA, run_id: UUID_SCHEMA, session_id: SESSION_ID };
+export const RUN_ENDING: Record<string, JsonSchema> = { ...RUN_REF, origin: { enum: [...RUN_ORIGINS] }, usage: nullable(ref('Usage')) };
 
 /** A delivery's body for one event type: the envelope of CONTRACT section 13 and that type's `data`. */
 function payloadOf(type: string, data: JsonSchema): JsonSchema {
