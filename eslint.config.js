@@ -35,6 +35,8 @@ function moduleBoundaries({ testCode }) {
         { sourceTag: 'scope:egress', onlyDependOnLibsWithTags: ['scope:shared', 'scope:service-shared', 'scope:egress'] },
         { sourceTag: 'scope:service-shared', onlyDependOnLibsWithTags: ['scope:shared'] },
         { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:shared', 'scope:identity'] },
+        // The command-line client is an API client like any other: the contracts' types and constants, nothing more.
+        { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['type:contracts', ...testing] },
         { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:shared'] },
         { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
         // Pure deciders: only the framework-free contracts, never anything with I/O.
@@ -66,6 +68,18 @@ export default [
     rules: {
       '@nx/enforce-module-boundaries': moduleBoundaries({ testCode: true }),
       'no-restricted-imports': 'off',
+    },
+  },
+  {
+    // The CLI talks to the platform over HTTP only: no framework, broker or database client in it.
+    files: ['apps/cli/**/*.ts'],
+    ignores: TEST_CODE,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*', 'typeorm', 'pg', 'nats', '@nats-io/*', 'fastify'],
+          message: 'the CLI reaches the platform through its HTTP API only' },
+        TEST_HELPER_IMPORTS,
+      ] }],
     },
   },
   {

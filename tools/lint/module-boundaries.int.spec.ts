@@ -26,8 +26,16 @@ describe('module boundaries', () => {
     ['the gateway importing the event store', 'apps/gateway/src/probe.ts', "import { PostgresEventStore } from '@interns/event-store';\nexport { PostgresEventStore };\n"],
     ['lifecycle importing the identity lib', 'apps/lifecycle/src/probe.ts', "import { hashApiKey } from '@interns/identity';\nexport { hashApiKey };\n"],
     ['a domain lib importing the event store', 'libs/lifecycle-domain/src/probe.ts', "import { PostgresEventStore } from '@interns/event-store';\nexport { PostgresEventStore };\n"],
+    ['the command-line client importing the messaging lib', 'apps/cli/src/probe.ts', "import { RpcClient } from '@interns/messaging';\nexport { RpcClient };\n"],
   ])('refuses %s', async (_label, filePath, code) => {
     expect(await ruleIdsFor(filePath, code)).toContain('@nx/enforce-module-boundaries');
+  });
+
+  it('keeps the command-line client to the HTTP API: no broker, database or framework client', async () => {
+    for (const module of ['@nats-io/transport-node', 'pg', '@nestjs/common']) {
+      expect(await ruleIdsFor('apps/cli/src/probe.ts', `import * as probe from '${module}';\nexport { probe };\n`)).toContain('no-restricted-imports');
+    }
+    expect(await ruleIdsFor('apps/cli/src/probe.ts', "import { ERROR_REASONS } from '@interns/contracts';\nexport { ERROR_REASONS };\n")).toEqual([]);
   });
 
   it('refuses I/O imports in domain code', async () => {

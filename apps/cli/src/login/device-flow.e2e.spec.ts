@@ -5,6 +5,9 @@
  * code, a wait that runs out, a cancel and an issuer without the device flow each end in their own clear error.
  */
 import { approveDeviceLogin, freePort, OidcProviderServer, Platform, type DeviceApproval, type DeviceApprovalOutcome } from '@interns/testing';
+import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { CLI_ENTRY, CliHome } from '../e2e/cli.fixture';
 import { DeviceFlowError, deviceFlowLogin, supportsDeviceFlow, type DeviceFlowLoginOptions, type DeviceFlowTokens, type DeviceUserCode } from './device-flow';
 
 const API = '/api/v1';
@@ -179,4 +182,36 @@ describe('device-flow login against a real issuer', () => {
     // The cause chain is in the message (under jest openid-client also prefixes its generic "something went wrong").
     expect(error.message).toMatch(new RegExp(`^could not read the discovery document of ${nobody}: .*fetch failed: connect ECONNREFUSED`));
   }, 30_000);
+});
+
+describe('interns login --issuer', () => {
+  it('shows the code on stderr, and once the user approves stores the token (0600) and uses it', async () => {
+    const home = await CliHome.create();
+    try {
+      const apiUrl = `${platform.gatewayUrl}${API}`;
+      const child = spawn(process.execPath, [CLI_ENTRY, 'login', '--issuer', issuer.issuer, '--client-id', issuer.clientId, '--api', apiUrl, '--json'], {
+        env: home.env(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const deadline = Date.now() + 20_000;
+      let shown: RegExpExecArray | null = null;
+      while ((shown = /Open (\S+) and enter the code (\S+) /.exec(stderr)) === null) {
+        if (Date.now() > deadline) throw new Error(`no code shown: ${stderr}`);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      expect(await approveDeviceLogin({ verificationUri: shown[1], userCode: shown[2], member: 'alice' })).toBe('approved');
+      expect(await exited).toBe(0);
+      expect(JSON.parse(stdout)).toEqual({ api: apiUrl, kind: 'oauth_token', credentials_file: home.credentialsPath });
+      expect((await stat(home.credentialsPath)).mode & 0o777).toBe(0o600);
+      const listed = await home.json<{ data: unknown[] }>(['ls', '--api', apiUrl]);
+      expect(Array.isArray(listed.data)).toBe(true);
+    } finally {
+      await home.remove();
+    }
+  }, 60_000);
 });
