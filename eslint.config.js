@@ -55,7 +55,7 @@ export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parser: tseslint.parser },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -90,6 +90,17 @@ export default [
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*', 'typeorm', 'pg', 'nats', '@nats-io/*', 'node:fs', 'node:net', 'node:http', 'fastify'],
           message: 'domain and contract code does no I/O' },
+        TEST_HELPER_IMPORTS,
+      ] }],
+    },
+  },
+  {
+    // The console's browser code is bundled for the browser: no server lib, no Node module; it speaks to the API only.
+    files: ['apps/console/src/app/**/*.{ts,tsx}', 'apps/console/src/main.tsx'],
+    ignores: TEST_CODE,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@interns/*', 'node:*'], message: 'browser code: it talks to the API over HTTP and imports no server or Node code' },
         TEST_HELPER_IMPORTS,
       ] }],
     },

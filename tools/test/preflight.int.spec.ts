@@ -14,6 +14,7 @@ describe('test preflight', () => {
     await writeFile(join(tools, 'kubectl'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(join(tools, 'mkfs.ext4'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(join(tools, 'socat'), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(join(tools, 'chromium'), '#!/bin/sh\n', { mode: 0o755 });
     // Present but not executable: does not count.
     await writeFile(join(tools, 'bwrap'), '#!/bin/sh\n', { mode: 0o644 });
   });
@@ -29,6 +30,7 @@ describe('test preflight', () => {
       'util-linux is not installed: apt-get install -y util-linux',
       'e2fsprogs is not installed: apt-get install -y e2fsprogs',
       'socat is not installed: apt-get install -y socat',
+      'chromium is not installed: apt-get install -y chromium',
       notInstalled(KUBECTL),
     ]);
     expect(missingPrerequisites([empty, tools].join(delimiter))).toEqual(['bubblewrap is not installed: apt-get install -y bubblewrap']);
@@ -45,7 +47,7 @@ describe('test preflight', () => {
     const sandboxTools = await mkdtemp(join(tmpdir(), 'interns-preflight-sandbox-'));
     const path = process.env.PATH;
     try {
-      for (const command of ['bwrap', 'prlimit', 'mkfs.ext4', 'socat']) await writeFile(join(sandboxTools, command), '#!/bin/sh\n', { mode: 0o755 });
+      for (const command of ['bwrap', 'prlimit', 'mkfs.ext4', 'socat', 'chromium']) await writeFile(join(sandboxTools, command), '#!/bin/sh\n', { mode: 0o755 });
       process.env.PATH = sandboxTools;
       expect(() => preflight()).toThrow(new Error(notInstalled(KUBECTL)));
     } finally {
@@ -60,7 +62,7 @@ describe('test preflight', () => {
   });
 
   it('passes on this machine, which has what the README names', () => {
-    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'e2fsprogs', 'socat', 'kubectl']);
+    expect(PREREQUISITES.map(({ name }) => name)).toEqual(['bubblewrap', 'util-linux', 'e2fsprogs', 'socat', 'chromium', 'kubectl']);
     expect(() => preflight()).not.toThrow();
   });
 });

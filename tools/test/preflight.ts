@@ -35,13 +35,15 @@ export const KUBECTL: Prerequisite = {
 
 /**
  * The runs service starts every shell command as `prlimit ... bwrap ...`, makes each workspace an ext4 image and
- * bridges the egress proxy into each sandbox with socat (apps/runs/src/runtime); then kubectl.
+ * bridges the egress proxy into each sandbox with socat (apps/runs/src/runtime); the console's browser suite drives
+ * Debian's chromium (apps/console/src/e2e); then kubectl.
  */
 export const PREREQUISITES: readonly Prerequisite[] = [
   debianPackage('bwrap', 'bubblewrap'),
   debianPackage('prlimit', 'util-linux'),
   debianPackage('mkfs.ext4', 'e2fsprogs'),
   debianPackage('socat', 'socat'),
+  debianPackage('chromium', 'chromium'),
   KUBECTL,
 ];
 

@@ -11,13 +11,17 @@ import { DoorHandlers } from './door/door.handlers';
 import { DoorTerminals } from './door/door-terminals';
 import { RequestAdmission } from './request-admission.hook';
 import { passUploadBodyThrough } from './files/file-upload-body';
+import { ConsoleBuild, defaultConsoleDir } from './console/console-build';
+import { registerConsoleRoutes } from './console/console-routes';
+import { GATEWAY_CONFIG } from './gateway.tokens';
+import type { PlatformConfig } from '@interns/contracts';
 
 /**
  * Wires the gateway's request handling into Fastify once the application is built (before it listens):
  * request metrics, the per-request state, the catch-all body parser, the admission hook, the door's routes (Fastify
- * routes of their own: they live outside `/api/v1` and only for hosts under INTERN_DOMAIN), the file uploads' streamed
- * bodies, and the request log: one `info` line per request (method, route pattern, status, ms, correlation id;
- * probes and scrapes at `debug`).
+ * routes of their own: they live outside `/api/v1` and only for hosts under INTERN_DOMAIN), the web console's static
+ * files at `/console/` (console/), the file uploads' streamed bodies, and the request log: one `info` line per request
+ * (method, route pattern, status, ms, correlation id; probes and scrapes at `debug`).
  */
 @Injectable()
 export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown {
@@ -29,6 +33,7 @@ export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown
     @Inject(DoorHosts) private readonly doorHosts: DoorHosts,
     @Inject(DoorHandlers) private readonly door: DoorHandlers,
     @Inject(DoorTerminals) private readonly terminals: DoorTerminals,
+    @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
   ) {}
 
   /** Before the server drains: open terminals would hold it; each ends, its socket told `shutdown`. */
@@ -44,6 +49,8 @@ export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown
     installHttpMetrics(fastify);
     fastify.addHook('onRequest', this.admission.admit);
     registerDoorRoutes(fastify, this.doorHosts, this.door.routes());
+    // No credential: the admission hook leaves paths outside the API's checked routes alone (a door host still gets the door).
+    registerConsoleRoutes(fastify, new ConsoleBuild(this.config.consoleDir ?? defaultConsoleDir()));
     // The door's terminal is a WebSocket: its upgrade requests are the HTTP server's, before Fastify.
     this.terminals.attach(fastify.server);
     // After admission (a refused caller never gets to upload): file uploads keep their body as a stream.

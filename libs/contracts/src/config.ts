@@ -219,6 +219,11 @@ export interface PlatformConfig {
   egressConnectionsPerIntern: number;
   /** EGRESS_LOG_RETENTION_MS: how long an egress log entry is kept (30 days). */
   egressLogRetentionMs: number;
+  /**
+   * CONSOLE_DIR: the web console's built files (`vite build`), which the gateway serves at `/console/` (interface
+   * section 23); null: `dist/console` beside the gateway's own build.
+   */
+  consoleDir: string | null;
   /** Deliveries one webhooks replica attempts at once. */
   webhookDeliveryConcurrency: number;
 }
@@ -462,6 +467,7 @@ export function loadConfig(env: Env): PlatformConfig {
     egressBytesPerRun: positiveIntFrom(env, 'EGRESS_BYTES_PER_RUN', 1073741824),
     egressConnectionsPerIntern: positiveIntFrom(env, 'EGRESS_CONNECTIONS_PER_INTERN', 64),
     egressLogRetentionMs: positiveIntFrom(env, 'EGRESS_LOG_RETENTION_MS', 2592000000),
+    consoleDir: optionalFrom(env, 'CONSOLE_DIR'),
   };
 }
 
