@@ -1,11 +1,11 @@
 /**
- * docs/interface.md's error table is the reasons clients meet: every reason the platform answers is in it, with
+ * docs/api.md's error table is the reasons clients meet: every reason the platform answers is in it, with
  * its status and retryability as `ERROR_REASONS` has them, and it names no reason the platform does not have.
  */
 import { readFileSync } from 'node:fs';
 import { ERROR_REASONS } from '@interns/contracts';
 
-const doc = readFileSync(new URL('../../docs/interface.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
 
 /** The rows of the table under `## 2. Errors` that name a reason: reason -> status and retryable. */
 function documentedReasons(): Map<string, { status: number; retryable: boolean }> {
@@ -18,7 +18,7 @@ function documentedReasons(): Map<string, { status: number; retryable: boolean }
   return reasons;
 }
 
-describe('docs/interface.md', () => {
+describe('docs/api.md', () => {
   it('documents every error reason with its status and retryability, and no other', () => {
     expect(Object.fromEntries(documentedReasons())).toEqual(ERROR_REASONS);
   });
