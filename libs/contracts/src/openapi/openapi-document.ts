@@ -108,7 +108,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
   },
   servers: [{ url: API_BASE_PATH, description: 'The gateway, relative to the host the document was fetched from.' }],
   tags: [
-    { name: 'Interns', description: 'Lifecycle of interns (CONTRACT sections 3-5).' },
+    { name: 'Interns', description: 'Lifecycle of interns (interface sections 3-5 of docs/api.md).' },
     { name: 'Chat', description: 'Chat completions and invoke (sections 6-7).' },
     { name: 'Runs', description: 'Runs as resources, resumable streams and the question inbox (section 12).' },
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },

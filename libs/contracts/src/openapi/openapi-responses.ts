@@ -37,7 +37,7 @@ export const OPENAPI_HEADERS: Record<string, OpenApiHeader> = {
     schema: UUID_SCHEMA,
   },
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
-  RunId: { description: 'The run this response belongs to (CONTRACT section 12).', required: true, schema: UUID_SCHEMA },
+  RunId: { description: 'The run this response belongs to (interface section 12).', required: true, schema: UUID_SCHEMA },
   Deprecation: { description: 'This route is a deprecated alias.', required: true, schema: { const: 'true' } },
   SuccessorLink: {
     description: 'The route that replaces this alias.',
