@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the Interns API (CONTRACT.md, interface version 1.0.0, with runs as resources of
+ * The OpenAPI 3.1 document of the Interns API (docs/api.md, interface version 1.0.0, with runs as resources of
  * section 12), served by the gateway at `GET /api/v1/openapi.json`. Pure data built from the contract's own
  * constants and request schemas; a unit test validates it against the OpenAPI 3.1 schema and the gateway's route
  * table, and an end-to-end test validates real answers of the running system against it. Its parts:
