@@ -1,7 +1,8 @@
 /**
  * Checks real answers of the API against its OpenAPI document, for tests: the operation exists for the method
  * and path, the status is documented for it, the content type is one it documents, the JSON body (or each
- * event of a stream, and its `id:`) matches the schema, and every required header is present and valid.
+ * event of a stream, its `id:` and `data:` as the properties of the event schema) matches the schema, and every
+ * required header is present and valid.
  * Schemas are compiled by ajv (JSON Schema 2020-12, strict) straight from their place in the document, so
  * `$ref`s resolve as the document wrote them.
  */
@@ -18,6 +19,7 @@ const OPENAPI_KEYWORDS = [
   'externalDocs', 'discriminator', 'xml', 'example',
 ];
 const STREAM_END = '[DONE]';
+const EVENT_STREAM = 'text/event-stream';
 
 export interface ObservedResponse {
   method: string;
@@ -32,10 +34,12 @@ export interface ObservedResponse {
 export interface ObservedStream extends Omit<ObservedResponse, 'body'> {
   /** The `data` of every event, `[DONE]` included. */
   events: string[];
-  /** When given: the `id:` of each event, at the same index (undefined where it had none), checked against `x-event-id`. */
+  /** When given: the `id:` of each event, at the same index (undefined where it had none). */
   ids?: (string | undefined)[];
   /** A stream that has no end (the workspace event stream), left by the client: no `[DONE]` is expected. */
   endless?: boolean;
+  /** When given: the `event:` of each event, at the same index (undefined where it had none). */
+  types?: (string | undefined)[];
 }
 
 interface DocumentedRoute {
@@ -89,7 +93,11 @@ export class OpenApiResponseValidator {
     return problems;
   }
 
-  /** What is wrong with an event stream: the answer as `problems` does, then every event's data (and id), then `[DONE]` (unless endless). */
+  /**
+   * What is wrong with an event stream: the answer as `problems` does, then every event, as the object of its
+   * fields (`id` and `event` where given, `data` parsed as JSON when it is JSON, else its text) against the media
+   * type's schema, and the `[DONE]` that ends it (an endless stream must send none).
+   */
   streamProblems(stream: ObservedStream): string[] {
     const found = this.documentedResponse(stream);
     if (typeof found === 'string') return [found];
@@ -97,7 +105,7 @@ export class OpenApiResponseValidator {
     const problems = this.headerProblems(pointer, documented, stream.headers);
     const contentType = headerOf(stream.headers, 'content-type');
     const mediaType = this.mediaTypeOf(documented, contentType);
-    if (mediaType === null || documented.content?.[mediaType]?.['x-event-data'] === undefined) {
+    if (mediaType !== EVENT_STREAM || documented.content?.[mediaType]?.schema === undefined) {
       return [...problems, `content type ${contentType ?? '(none)'} is not a documented event stream`];
     }
     if (stream.endless === true) {
@@ -105,32 +113,12 @@ export class OpenApiResponseValidator {
     } else if (stream.events.at(-1) !== STREAM_END) {
       problems.push(`the stream does not end with ${STREAM_END}`);
     }
-    const eventPointer = `${pointer}/content/${escape(mediaType)}/x-event-data`;
-    const carried = stream.endless === true ? stream.events : stream.events.slice(0, -1);
-    carried.forEach((data, index) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(data);
-      } catch {
-        problems.push(`event ${index} is not JSON: ${data}`);
-        return;
-      }
-      problems.push(...this.schemaProblems(eventPointer, parsed, `event ${index}`));
+    const eventPointer = `${pointer}/content/${escape(mediaType)}/schema`;
+    stream.events.forEach((data, index) => {
+      const event = { ...fieldOf('id', stream.ids?.[index]), ...fieldOf('event', stream.types?.[index]), data: parsedData(data) };
+      problems.push(...this.schemaProblems(eventPointer, event, `event ${index}`));
     });
-    if (stream.ids !== undefined) problems.push(...this.eventIdProblems(`${pointer}/content/${escape(mediaType)}`, stream.events, stream.ids));
     return problems;
-  }
-
-  /** Ids where events carry them: each as `x-event-id` documents it; `[DONE]` never has one. */
-  private eventIdProblems(mediaPointer: string, events: string[], ids: (string | undefined)[]): string[] {
-    const documented = (pointerValue(this.document, mediaPointer) as { 'x-event-id'?: JsonSchema })['x-event-id'] !== undefined;
-    return events.flatMap((data, index) => {
-      const id = ids[index];
-      if (id === undefined) return [];
-      if (data === STREAM_END) return [`${STREAM_END} carries the id ${id}`];
-      if (!documented) return [`event ${index} carries the id ${id}, but the document gives these events none`];
-      return this.schemaProblems(`${mediaPointer}/x-event-id`, id, `event ${index} id`);
-    });
   }
 
   /** What is wrong with a value against the component schema `name`. */
@@ -239,13 +227,25 @@ function schemaPointers(document: OpenApiDocument): string[] {
         pointers.push(...headerSchemas(response.headers, responseAt));
         for (const [type, media] of Object.entries(response.content ?? {})) {
           if (media.schema !== undefined) pointers.push(`${responseAt}/content/${escape(type)}/schema`);
-          if (media['x-event-data'] !== undefined) pointers.push(`${responseAt}/content/${escape(type)}/x-event-data`);
-          if (media['x-event-id'] !== undefined) pointers.push(`${responseAt}/content/${escape(type)}/x-event-id`);
         }
       }
     }
   }
   return pointers;
+}
+
+/** An event's field as a property of the event object, absent when the event had none. */
+function fieldOf(name: 'id' | 'event', value: string | undefined): Record<string, string> {
+  return value === undefined ? {} : { [name]: value };
+}
+
+/** An event's `data` as a client reads it: JSON when it parses (a chunk), else the text itself (`[DONE]`). */
+function parsedData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
 }
 
 /** JSON Pointer escaping of one reference token (RFC 6901). */

@@ -174,12 +174,14 @@ export class SseRelay {
 
   /**
    * Hands the queue and the closing events to the response, ends it. This ignores backpressure once: it is
-   * at most the bounded queue plus a few small events, and the response then ends on its own.
+   * at most the bounded queue plus a few small events, and the response then ends on its own. Uncorked before
+   * `end()`: on Node 22 and 24 an `end()` of a corked response whose head was flushed drops what was corked.
    */
   private finish(outcome: 'done' | 'severed', closing: Buffer[]): void {
     this.response.cork();
     for (let i = this.queueHead; i < this.queue.length; i++) this.response.write(this.queue[i]);
     for (const bytes of closing) this.response.write(bytes);
+    this.response.uncork();
     this.response.end();
     this.settle(outcome);
   }

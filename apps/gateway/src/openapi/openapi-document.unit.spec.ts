@@ -216,7 +216,27 @@ describe('the response validator', () => {
     // A run's stream: the same events; ids count the run's chunks from 1 (on after an answer), [DONE] has none.
     const run = { ...sse, method: 'GET', url: `/api/v1/interns/${id}/runs/${id}/stream`, events: [...events, '[DONE]'] };
     expect(validator.streamProblems({ ...run, ids: ['5', '6', '7', '8', undefined] })).toEqual([]);
-    expect(validator.streamProblems({ ...run, ids: ['0', '6', '7', '8', undefined] })).toEqual([expect.stringContaining('event 0 id')]);
-    expect(validator.streamProblems({ ...run, ids: ['1', '2', '3', '4', '5'] })).toEqual(['[DONE] carries the id 5']);
+    expect(validator.streamProblems({ ...run, ids: ['0', '6', '7', '8', undefined] })).toEqual([expect.stringMatching(/^event 0\/id must match pattern/)]);
+    expect(validator.streamProblems({ ...run, ids: ['1', '2', '3', '4', '5'] })).toEqual([
+      expect.stringMatching(/^event 4\/id boolean schema is false/),
+      expect.stringMatching(/^event 4 must match "then" schema/),
+    ]);
+    expect(validator.streamProblems({ ...run, events: ['not json', '[DONE]'] })).toEqual(expect.arrayContaining([expect.stringMatching(/^event 0\/data /)]));
+  });
+
+  it('types each event of a chat response and a run stream as a chunk in `data`, with its `id`, ending with [DONE]', () => {
+    const chunk = new ChunkBuilder({ id: `chatcmpl-${id}`, model: 'local/scripted', created: 1 }).content('hi');
+    expect(validator.componentProblems('ChatCompletionEvent', { id: '1', data: chunk })).toEqual([]);
+    expect(validator.componentProblems('ChatCompletionEvent', { data: chunk })).toEqual([]);
+    expect(validator.componentProblems('ChatCompletionEvent', { data: '[DONE]' })).toEqual([]);
+    expect(validator.componentProblems('ChatCompletionEvent', { id: '2', data: '[DONE]' })).not.toEqual([]);
+    expect(validator.componentProblems('ChatCompletionEvent', { id: '1', data: 'DONE' })).not.toEqual([]);
+    expect(validator.componentProblems('ChatCompletionEvent', { id: '1', event: 'chunk', data: chunk })).not.toEqual([]);
+    expect(validator.componentProblems('ChatCompletionEvent', { id: '1', data: { ...chunk, object: 'chat.completion' } })).not.toEqual([]);
+    const streams = [
+      OPENAPI_DOCUMENT.paths['/interns/{intern_id}/chat/completions'].post?.responses['200'],
+      OPENAPI_DOCUMENT.paths['/interns/{intern_id}/runs/{run_id}/stream'].get?.responses['200'],
+    ];
+    for (const response of streams) expect(response?.content).toEqual({ 'text/event-stream': { schema: { $ref: '#/components/schemas/ChatCompletionEvent' } } });
   });
 });

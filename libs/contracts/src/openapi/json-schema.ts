@@ -50,9 +50,11 @@ export function listPage(items: JsonSchema, description: string): JsonSchema {
     },
     required: ['data', 'has_more'],
     additionalProperties: false,
+    // The branches name the key they require (or forbid, as `false`) beside their parent's declaration, so a
+    // linter that reads a branch alone (redocly's no-required-schema-properties-undefined) finds it declared.
     if: { type: 'object', properties: { has_more: { const: true } } },
-    then: { type: 'object', required: ['next_cursor'] },
-    else: { type: 'object', not: { required: ['next_cursor'] } },
+    then: { type: 'object', properties: { next_cursor: NON_EMPTY_STRING }, required: ['next_cursor'] },
+    else: { type: 'object', properties: { next_cursor: false } },
     description,
   };
 }

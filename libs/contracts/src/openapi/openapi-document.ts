@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the Interns API (CONTRACT.md, interface version 1.0.0, with runs as resources of
+ * The OpenAPI 3.1 document of the Interns API (docs/api.md, interface version 1.0.0, with runs as resources of
  * section 12), served by the gateway at `GET /api/v1/openapi.json`. Pure data built from the contract's own
  * constants and request schemas; a unit test validates it against the OpenAPI 3.1 schema and the gateway's route
  * table, and an end-to-end test validates real answers of the running system against it. Its parts:
@@ -109,7 +109,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
   },
   servers: [{ url: API_BASE_PATH, description: 'The gateway, relative to the host the document was fetched from.' }],
   tags: [
-    { name: 'Interns', description: 'Lifecycle of interns (CONTRACT sections 3-5).' },
+    { name: 'Interns', description: 'Lifecycle of interns (interface sections 3-5 of docs/api.md).' },
     { name: 'Chat', description: 'Chat completions and invoke (sections 6-7).' },
     { name: 'Runs', description: 'Runs as resources, resumable streams and the question inbox (section 12).' },
     { name: 'Daemon', description: 'Daemon access and request signing (section 8).' },

@@ -82,7 +82,8 @@ it('documents the Intern with every key required and the list cursor only with h
   expect(Object.keys(Intern.properties as object)).toEqual(keys);
   expect(InternDetail.required).toEqual([...keys, 'icon_sha256']);
   expect(Object.keys(InternDetail.properties as object)).toEqual([...keys, 'icon_sha256', 'created_by_you']);
-  expect(InternList.then).toEqual({ type: 'object', required: ['next_cursor'] });
+  expect(InternList.then).toEqual({ type: 'object', properties: { next_cursor: { type: 'string', minLength: 1 } }, required: ['next_cursor'] });
+  expect(InternList.else).toEqual({ type: 'object', properties: { next_cursor: false } });
 });
 
 it('documents the Run with every key of section 12 required, in its order, and a page of runs like the intern list', () => {

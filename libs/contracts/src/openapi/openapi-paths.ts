@@ -1,6 +1,6 @@
 /**
  * The operations of the API document, one path item per route (paths relative to `API_BASE_PATH`), in the
- * order of CONTRACT.md: interns, chat and invoke, daemon access and signing, analytics, this document. The
+ * order of docs/api.md: interns, chat and invoke, daemon access and signing, analytics, this document. The
  * routes of runs as resources (section 12) are in openapi-run-paths.ts.
  */
 import { ref } from './json-schema';

@@ -15,11 +15,8 @@ export interface OpenApiHeader {
 }
 
 export interface OpenApiMediaType {
+  /** For `text/event-stream`: the schema of one event, its fields (`id`, `event`, `data`) as properties. */
   schema?: JsonSchema;
-  /** For `text/event-stream`: the schema of each event's `data` (OpenAPI 3.1 has no keyword for it). */
-  'x-event-data'?: JsonSchema;
-  /** For `text/event-stream`: the schema of an event's `id:` where it carries one (`[DONE]` never does). */
-  'x-event-id'?: JsonSchema;
 }
 
 export interface OpenApiResponse {
@@ -40,7 +37,7 @@ export const OPENAPI_HEADERS: Record<string, OpenApiHeader> = {
     schema: UUID_SCHEMA,
   },
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
-  RunId: { description: 'The run this response belongs to (CONTRACT section 12).', required: true, schema: UUID_SCHEMA },
+  RunId: { description: 'The run this response belongs to (interface section 12).', required: true, schema: UUID_SCHEMA },
   Deprecation: { description: 'This route is a deprecated alias.', required: true, schema: { const: 'true' } },
   SuccessorLink: {
     description: 'The route that replaces this alias.',
@@ -75,27 +72,15 @@ export function jsonResponse(description: string, schema: JsonSchema, headers: R
 }
 
 /**
- * A run's chunks as server-sent events (a chat response, a run's stream): each chunk event an `id: <seq>` line
- * and a `data: <chunk JSON>` line, then a blank line; the last event `data: [DONE]` with no id.
+ * A run's chunks as server-sent events (a chat response, a run's stream). The media type's schema is one event,
+ * its `id` and `data` as properties and `data` typed as the chunk (OpenAPI 3.1 has no keyword for the items of a
+ * stream; 3.2's `itemSchema` is this), the convention SSE-aware client generators read to type each event.
  */
 export function eventStreamResponse(description: string): OpenApiResponse {
   return {
     description,
     headers: { ...commonHeaders(), 'Cache-Control': fixedHeader('no-cache', 'Event streams are never cached.'), ...runIdHeader() },
-    content: {
-      'text/event-stream': {
-        schema: { type: 'string', description: 'Events whose `data` is a ChatCompletionChunk, then `[DONE]`.' },
-        'x-event-data': ref('ChatCompletionChunk'),
-        'x-event-id': {
-          type: 'string',
-          pattern: '^[1-9][0-9]*$',
-          description:
-            "The chunk's number in its run: from 1, continuing across the run's responses (after an answer the numbering " +
-            'goes on). `[DONE]` has no id, and neither have the `stream_severed` error chunk and the final chunk the ' +
-            'gateway itself writes when it loses the link to the run.',
-        },
-      },
-    },
+    content: { 'text/event-stream': { schema: ref('ChatCompletionEvent') } },
   };
 }
 

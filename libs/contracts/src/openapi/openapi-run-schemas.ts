@@ -9,6 +9,9 @@ import { answerRunSchema } from '../chat-validation';
 import { RUN_ORIGINS, RUN_STATUSES } from '../runs';
 import { JsonSchema, listPage, NON_EMPTY_STRING, nullable, ref, requestSchemaOf, SESSION_ID, strictObject, TIMESTAMP, UUID_SCHEMA } from './json-schema';
 
+/** The `data` of the last event of a chat response or a run stream (CONTRACT section 6). */
+const STREAM_END = '[DONE]';
+
 /** How a run's last response finished (CONTRACT section 12, in its order). */
 const RUN_FINISH_REASONS: FinishReason[] = ['stop', 'tool_calls', 'error', 'length'];
 
@@ -64,6 +67,30 @@ export const RUN_SCHEMAS: Record<string, JsonSchema> = {
     description:
       '`content` as the `tool` message of a chat answer: one offered option or `cancel` (permission); ' +
       '`{"action":"accept","content":{...}}`, `{"action":"decline"}` or `{"action":"cancel"}` as a JSON string (elicitation).',
+  },
+  ChatCompletionEvent: {
+    type: 'object',
+    properties: {
+      id: {
+        type: 'string',
+        pattern: '^[1-9][0-9]*$',
+        description:
+          "The event's `id:` line: the chunk's number in its run, from 1, continuing across the run's responses (after an " +
+          'answer the numbering goes on). Absent on `[DONE]`, and on the `stream_severed` error chunk and the final chunk the ' +
+          'gateway itself writes when it loses the link to the run.',
+      },
+      data: {
+        oneOf: [ref('ChatCompletionChunk'), { const: STREAM_END, description: 'The last event of every stream: the text `[DONE]`, not JSON.' }],
+        description: "The event's `data:` line: one chunk as a line of JSON, or `[DONE]` at the end.",
+      },
+    },
+    required: ['data'],
+    additionalProperties: false,
+    if: { properties: { data: { const: STREAM_END } } },
+    then: { properties: { id: false } },
+    description:
+      'One server-sent event of a chat response or a run stream (lines `id:` and `data:`, then a blank line). `: keepalive` ' +
+      'comments between events carry no event. The stream ends with the event whose `data` is `[DONE]`.',
   },
   Cancelling: strictObject({ cancelling: { const: true } }),
   Answered: strictObject({ answered: { const: true } }),
