@@ -625,7 +625,7 @@ describe('the workspace event stream', () => {
     await events.until((data) => data.some((text) => text.includes(internId)) && data.some((text) => text.includes(runId) && text.includes('run.completed')), 30_000);
     events.close();
     expect(events.types).toEqual(events.chunks.map((event: { type: string }) => event.type));
-    const observed = { method: 'GET', url: path, status: events.status, headers: events.headers, events: events.events, ids: events.ids, endless: true };
+    const observed = { method: 'GET', url: path, status: events.status, headers: events.headers, events: events.events, ids: events.ids, types: events.types, endless: true };
     expect({ problems: validator.streamProblems(observed) }).toEqual({ problems: [] });
 
     await refusedWith(410, 'events_expired', path, { token: KEYS.alice, headers: { 'last-event-id': randomUUID() } });

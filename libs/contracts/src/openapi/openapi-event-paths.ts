@@ -39,9 +39,7 @@ export const workspaceEvents: OpenApiPathItem = {
         headers: { ...commonHeaders(), 'Cache-Control': fixedHeader('no-cache', 'Event streams are never cached.') },
         content: {
           'text/event-stream': {
-            schema: { type: 'string', description: 'Events whose `data` is a WorkspaceEvent; no end of stream is sent.' },
-            'x-event-data': ref('WorkspaceEvent'),
-            'x-event-id': { ...UUID_SCHEMA, description: "The event's id (its `data`'s `id`): what `Last-Event-ID` resumes after." },
+            schema: ref('WorkspaceStreamEvent'),
           },
         },
       },

@@ -42,4 +42,17 @@ export const EVENT_SCHEMAS: Record<string, JsonSchema> = {
       eventOf('run.cancelled', strictObject({ ...RUN_ENDING, reason: { ...TEXT, description: 'Why it ended: e.g. `caller_cancelled`, `interaction_deadline`.' } })),
     ],
   },
+  WorkspaceStreamEvent: {
+    type: 'object',
+    properties: {
+      id: { ...UUID_SCHEMA, description: "The event's `id:` line: its event id (the `data`'s `id`), what `Last-Event-ID` resumes after." },
+      event: { type: 'string', description: "The event's `event:` line: its type (the `data`'s `type`)." },
+      data: ref('WorkspaceEvent'),
+    },
+    required: ['id', 'event', 'data'],
+    additionalProperties: false,
+    description:
+      'One server-sent event of the workspace event stream (lines `id:`, `event:` and `data:`, then a blank line). ' +
+      '`: keepalive` comments between events carry no event; the stream sends no end of its own.',
+  },
 };
