@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: the admin CLI's commands share one database and prefix, set up once.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: every setting of every service is read and checked here, in one place, so the README's table and the code cannot drift.
 import { SERVICE_NAMES, type ServiceName } from './subjects';
 
 /**

@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: each service's whole NATS permission set in one file, so least privilege is reviewed side by side.
 import type { IntegrationEventType } from './integration-events';
 import { subjectsFor, type ServiceName, type Subjects } from './subjects';
 

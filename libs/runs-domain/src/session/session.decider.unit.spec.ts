@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: every transition of the session decider, given/when/then, beside each other.
 import { DomainError } from '@interns/contracts';
 import type { ElicitationQuestion, PermissionQuestion, Question } from '@interns/contracts';
 import { deciderSpec } from '@interns/testing/decider-spec';
