@@ -298,6 +298,10 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
       // message at a time, found by subject.
       relay.publish.add(`$JS.API.STREAM.MSG.GET.${stream}`);
       relay.publish.add(`$JS.API.STREAM.MSG.DELETE.${stream}`);
+      // ...and from the gateways' workspace event stream, which sources a copy of them.
+      relay.publish.add(`$JS.API.STREAM.INFO.${subjects.workspaceEventStreamName}`);
+      relay.publish.add(`$JS.API.STREAM.MSG.GET.${subjects.workspaceEventStreamName}`);
+      relay.publish.add(`$JS.API.STREAM.MSG.DELETE.${subjects.workspaceEventStreamName}`);
     }
     relay.subscribe.add(inboxOf(source));
     for (const [consumer, durable] of Object.entries(INTEGRATION_EVENT_DURABLES) as [NatsProcess, string][]) {

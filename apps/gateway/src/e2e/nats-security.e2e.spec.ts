@@ -130,7 +130,7 @@ it("serves an intern's door on the secured broker: hostname lookup, token check,
   expect((await platform.api(`${API}/interns/${internId}/suspend`, { method: 'POST', token: KEYS.alice })).status).toBe(200);
   await eventually(() => door('/'), (answer) => answer.status === 409);
   expect(violations()).toEqual([]);
-}, 60_000);
+}, 90_000);
 
 it("follows the workspace event stream on the secured broker: the gateway's own stream sourcing the integration event streams", async () => {
   const events = await platform.getStream(`${API}/events`, KEYS.alice);
@@ -141,7 +141,7 @@ it("follows the workspace event stream on the secured broker: the gateway's own 
   await events.until((data) => data.some((text) => text.includes(internId) && text.includes('"type":"run.completed"')), 30_000);
   events.close();
   expect(violations()).toEqual([]);
-}, 60_000);
+}, 90_000);
 
 it('refuses anonymous connections', async () => {
   await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i);

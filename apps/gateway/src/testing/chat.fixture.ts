@@ -61,8 +61,8 @@ export async function createIntern(platform: Platform, token: string = KEYS.alic
   return created.body.id as string;
 }
 
-/** Creates and provisions an intern, returning its id once it is `running`. */
-export async function createRunningIntern(platform: Platform, token: string = KEYS.alice, timeoutMs = 20_000): Promise<string> {
+/** Creates and provisions an intern, returning its id once it is `running` (about 2 s; far longer on a loaded machine). */
+export async function createRunningIntern(platform: Platform, token: string = KEYS.alice, timeoutMs = 60_000): Promise<string> {
   const id = await createIntern(platform, token, true);
   const deadline = Date.now() + timeoutMs;
   for (;;) {

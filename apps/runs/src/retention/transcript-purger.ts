@@ -136,12 +136,23 @@ export class TranscriptPurger {
   }
 
   /**
-   * Scans each wordy type of the runs events stream from its first message, one message at a time (nothing is
+   * Scans each wordy type of the event streams holding runs' integration events from its first message, one message at a time (nothing is
    * held but the message in hand), and deletes what `verdict` picks (erased on disk, not only unlinked).
    */
   private async deleteIntegrationEvents(verdict: (message: StoredMsg) => IntegrationEventVerdict): Promise<number> {
     const jsm = await this.jetstream();
-    const stream = this.subjects.eventStreamName('runs');
+    let deleted = 0;
+    // The runs events stream, and the gateways' workspace event stream (GET /events), which sources a copy of it
+    // under the same subjects (absent until a gateway made it: nothing to delete there).
+    const runsStream = this.subjects.eventStreamName('runs');
+    deleted += await this.deleteFrom(jsm, runsStream, verdict);
+    // The copy lags the source a little: what the runs stream held when its scan began is copied before this one.
+    const copy = this.subjects.workspaceEventStreamName;
+    if (await untilSourced(jsm, copy, runsStream, Date.now() + SOURCE_CATCH_UP_MS)) deleted += await this.deleteFrom(jsm, copy, verdict);
+    return deleted;
+  }
+
+  private async deleteFrom(jsm: JetStreamManager, stream: string, verdict: (message: StoredMsg) => IntegrationEventVerdict): Promise<number> {
     let deleted = 0;
     for (const type of WORDY_INTEGRATION_EVENTS) {
       const subject = this.subjects.integrationEvent(type);
@@ -175,6 +186,27 @@ export class TranscriptPurger {
       // No chunk stream: no chunks to purge.
       if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
     }
+  }
+}
+
+/** How long a purge waits for the workspace event stream to have copied what its source holds. */
+const SOURCE_CATCH_UP_MS = 5_000;
+
+/**
+ * Waits until `stream` has copied every message of its source `source` (the source's lag 0), at most until
+ * `deadline`; false when `stream` does not exist (no gateway made it: nothing was copied).
+ */
+async function untilSourced(jsm: JetStreamManager, stream: string, source: string, deadline: number): Promise<boolean> {
+  for (;;) {
+    let lag: number;
+    try {
+      lag = (await jsm.streams.info(stream)).sources?.find((one) => one.name === source)?.lag ?? 0;
+    } catch (error) {
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return false;
+      throw error;
+    }
+    if (lag === 0 || Date.now() > deadline) return true;
+    await new Promise((done) => setTimeout(done, 50));
   }
 }
 
