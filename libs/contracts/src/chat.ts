@@ -3,7 +3,8 @@
  * sends to runs, and the frames runs publishes on `runs.stream.<stream_id>`.
  */
 import { createHash } from 'node:crypto';
-import type { ErrorEnvelope } from './errors';
+import { isServiceErrorPayload } from './errors';
+import type { ErrorEnvelope, ErrorReason, ServiceErrorPayload } from './errors';
 import type { RequestContext } from './principal';
 
 /** The pause tool, named exactly so everywhere. */
@@ -284,4 +285,19 @@ export type SessionMessage =
   /** Is the run's owner alive? (A run whose owner does not answer is orphaned.) */
   | { type: 'probe' };
 
-export type SessionMessageReply = { ok: true } | { ok: false; reason: string; message: string };
+/**
+ * The owner's answer to a SessionMessage: done, or refused with the same payload a service's NATS reply carries as
+ * `err` (a reason of ERROR_REASONS, so the refusal reaches the HTTP caller as it is, without a cast).
+ */
+export type SessionMessageReply = { ok: true } | ({ ok: false } & ServiceErrorPayload);
+
+export function sessionRefusal(reason: ErrorReason, message: string): SessionMessageReply {
+  return { ok: false, kind: 'service_error', reason, message };
+}
+
+/** A reply as it arrives off the wire: `{ok:true}`, or a refusal whose reason is a known one (else it is no reply). */
+export function isSessionMessageReply(value: unknown): value is SessionMessageReply {
+  if (typeof value !== 'object' || value === null) return false;
+  const { ok } = value as { ok?: unknown };
+  return ok === true || (ok === false && isServiceErrorPayload(value) && typeof value.message === 'string');
+}

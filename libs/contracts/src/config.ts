@@ -1,5 +1,5 @@
 // Longer than 300 lines on purpose: every setting of every service is read and checked here, in one place, so the README's table and the code cannot drift.
-import { SERVICE_NAMES, type ServiceName } from './subjects';
+import { SERVICE_NAMES, type ServiceName } from './service-names';
 
 /**
  * Environment names and defaults of CONTRACT sections 10 and 11, read once per process. Longer than 300 lines on

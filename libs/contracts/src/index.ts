@@ -1,3 +1,4 @@
+export * from './service-names';
 export * from './subjects';
 export * from './nats-permissions';
 export * from './integration-events';

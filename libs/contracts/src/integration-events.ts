@@ -1,6 +1,6 @@
 import type { ApprovalMode, Question, Usage } from './chat';
 import type { InternProgress, InternStatus } from './intern';
-import type { ServiceName } from './subjects';
+import type { ServiceName } from './service-names';
 
 /**
  * The public vocabulary of integration events (ARCHITECTURE "Version 1.1 additions"): what lifecycle and runs

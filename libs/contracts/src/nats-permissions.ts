@@ -1,6 +1,7 @@
 // Longer than 300 lines on purpose: each service's whole NATS permission set in one file, so least privilege is reviewed side by side.
 import type { IntegrationEventType } from './integration-events';
-import { subjectsFor, type ServiceName, type Subjects } from './subjects';
+import type { ServiceName } from './service-names';
+import { subjectsFor, type Subjects } from './subjects';
 
 /**
  * Who may publish and subscribe what on NATS, derived from `subjectsFor(prefix)` (CONTRACT section 16).

@@ -1,4 +1,5 @@
 import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integration-events';
+import type { ServiceName } from './service-names';
 
 /**
  * Every NATS subject and JetStream name, namespaced by NATS_PREFIX so two systems can share one broker.
@@ -6,8 +7,6 @@ import { INTEGRATION_EVENT_TYPES, type IntegrationEventType } from './integratio
  * `<prefix>.runs.stream.<stream_id>`, `<prefix>.runs.session.<session_id>`, `<prefix>.runs.chunks.<run_id>`,
  * `<prefix>.runs.files.<transfer_id>`, `<prefix>.runs.terminal.<terminal_id>.in|out`.
  */
-export const SERVICE_NAMES = ['gateway', 'lifecycle', 'runs', 'analytics', 'webhooks', 'egress'] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export const LIFECYCLE_COMMANDS = {
   createIntern: 'create-intern',

@@ -1,6 +1,6 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { RequestError } from '@nats-io/transport-node';
-import { sessionSubjectToken } from '@interns/contracts';
+import { isSessionMessageReply, sessionRefusal, sessionSubjectToken } from '@interns/contracts';
 import type { SessionMessage, SessionMessageReply, Subjects } from '@interns/contracts';
 
 /** Nobody serves the session subject: no run of the session is going on any replica. */
@@ -20,11 +20,13 @@ export class SessionChannel {
     return this.subjects.session(sessionSubjectToken(sessionId));
   }
 
-  /** The owner's reply, or NO_OWNER. A timeout (an owner that froze) rejects. */
+  /** The owner's reply, or NO_OWNER. A timeout (an owner that froze) or a reply that is not a SessionMessageReply rejects. */
   async send(sessionId: string, message: SessionMessage, timeoutMs: number): Promise<SessionMessageReply | typeof NO_OWNER> {
     try {
-      const reply = await this.nc.request(this.subjectOf(sessionId), JSON.stringify(message), { timeout: timeoutMs });
-      return reply.json<SessionMessageReply>();
+      const reply: unknown = (await this.nc.request(this.subjectOf(sessionId), JSON.stringify(message), { timeout: timeoutMs })).json();
+      // A refusal's reason goes on to the HTTP caller as it is: one outside ERROR_REASONS must not cross.
+      if (!isSessionMessageReply(reply)) throw new Error(`the owner of session ${sessionId} sent no session reply: ${JSON.stringify(reply)}`);
+      return reply;
     } catch (error) {
       if (error instanceof RequestError && error.isNoResponders()) return NO_OWNER;
       throw error;
@@ -45,15 +47,13 @@ export class SessionChannel {
         try {
           message = msg.json<SessionMessage>();
         } catch {
-          msg.respond(JSON.stringify({ ok: false, reason: 'invalid_body', message: 'not a session message' }));
+          msg.respond(JSON.stringify(sessionRefusal('invalid_body', 'not a session message')));
           return;
         }
         handler(message).then(
           (reply) => msg.respond(JSON.stringify(reply)),
           (failure: unknown) =>
-            msg.respond(
-              JSON.stringify({ ok: false, reason: 'internal_error', message: failure instanceof Error ? failure.message : String(failure) }),
-            ),
+            msg.respond(JSON.stringify(sessionRefusal('internal_error', failure instanceof Error ? failure.message : String(failure)))),
         );
       },
     });

@@ -4,14 +4,12 @@ import { isTransactionRace } from '@interns/database';
 import { INTEGRATION_EVENT_TYPES, type IntegrationEventType, isIntegrationEventType } from '@interns/contracts';
 import { EventData, MalformedEventError, type ReceivedEvent } from '../integration-events/integration-event';
 import { INTERN_FACTS_APPLIERS } from './intern-facts.applier';
+import type { FactApplier, FactsApplierOf } from './fact-applier';
 import { RUN_FACTS_APPLIERS } from './run-facts.applier';
 
 /** `ignored`: a type analytics keeps no facts of (questions), or one it does not know. */
 export type ApplyOutcome = 'applied' | 'duplicate' | 'ignored';
 
-/** Writes the facts of one integration event type, inside the applying transaction. */
-export type FactApplier = (manager: EntityManager, event: ReceivedEvent, data: EventData) => Promise<void>;
-export type FactsApplierOf<T extends IntegrationEventType> = Record<T, FactApplier>;
 
 const APPLIERS: Partial<FactsApplierOf<IntegrationEventType>> = { ...INTERN_FACTS_APPLIERS, ...RUN_FACTS_APPLIERS };
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { EventData, type ReceivedEvent } from '../integration-events/integration-event';
-import type { FactsApplierOf } from './facts-applier';
+import type { FactsApplierOf } from './fact-applier';
 
 /** Analytics keeps torn-down interns (their runs still count) with this status; lifecycle forgets them. */
 const DELETED_STATUS = 'destroyed';

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { EventData, ReceivedEvent } from '../integration-events/integration-event';
-import type { FactsApplierOf } from './facts-applier';
+import type { FactsApplierOf } from './fact-applier';
 
 /**
  * The run's row, created by the first event of the run that arrives (whichever it is: each carries the run's

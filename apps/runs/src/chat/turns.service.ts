@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, DomainError, parseAnswer } from '@interns/contracts';
-import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, ErrorReason, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
+import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
 import { NO_OWNER } from '@interns/messaging';
 import type { ActiveRun, SessionOpenState } from '@interns/runs-domain';
 import type { ModelProviders } from '../agent/model-providers';
-import type { LiveStream } from '../runs/live-run';
+import type { LiveStream } from '../runs/run-spec';
 import type { RunHost } from '../runs/run-host';
 import type { SessionStreams } from '../sessions/session-streams';
 import type { InternLookup } from './intern-lookup';
@@ -130,7 +130,7 @@ export class TurnsService {
       await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId, model: run.model });
       throw new DomainError('interaction_not_pending', 'the run that asked this question is no longer going');
     }
-    if (!reply.ok) throw new DomainError(reply.reason as ErrorReason, reply.message);
+    if (!reply.ok) throw new DomainError(reply.reason, reply.message);
     return run;
   }
 
@@ -159,6 +159,7 @@ export class TurnsService {
       await this.host.cancelOrphan({ id: run.runId, session_id: session.sessionId, model: run.model });
       return null;
     }
+    // Any refusal (run_not_active: the run ended in between) means no run took the prompt: the caller starts one.
     return reply.ok ? run.runId : null;
   }
 }

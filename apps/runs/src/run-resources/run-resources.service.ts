@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ACTIVE_RUN_STATUSES, type CursorCodec, DomainError, type ErrorReason, isUuid, runViewerOf } from '@interns/contracts';
+import { ACTIVE_RUN_STATUSES, type CursorCodec, DomainError, isUuid, runViewerOf } from '@interns/contracts';
 import type {
   AnswerRunRequest,
   ListQuestionsRequest,
@@ -124,7 +124,7 @@ export class RunResourcesService {
       if (!isActive(current)) throw notActive();
       await this.host.cancelOrphan(current, { reason: 'caller_cancelled', tell: 'stop' });
     } else if (!reply.ok) {
-      throw new DomainError(reply.reason as ErrorReason, reply.message);
+      throw new DomainError(reply.reason, reply.message);
     }
     return { cancelling: true };
   }

@@ -3,7 +3,7 @@ import { shellAnswer, shellConsent } from '@interns/runs-domain';
 import type { ConversationMessage, ModelToolCall } from '../agent/model-provider';
 import { AGENT_TOOL_SPECS, parseToolCall } from '../agent/tools/agent-tools';
 import { shellRefusal } from '../agent/tools/shell.tool';
-import type { RunEnvironment, RunSpec } from './live-run';
+import type { RunEnvironment, RunSpec } from './run-spec';
 import type { RunRecorder } from './run-recorder';
 
 /** What the loop needs of the run it drives (LiveRun): its record, its client, and how it stops. */

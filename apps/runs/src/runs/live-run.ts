@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { chunkIdOf, DomainError } from '@interns/contracts';
-import type { ApprovalMode, ParsedAnswer, Question, SessionMessage, SessionMessageReply, Subjects } from '@interns/contracts';
+import { chunkIdOf, DomainError, sessionRefusal } from '@interns/contracts';
+import type { ParsedAnswer, Question, SessionMessage, SessionMessageReply } from '@interns/contracts';
 import { runUsage } from '@interns/runs-domain';
-import type { SessionEvent, SessionOrigin } from '@interns/runs-domain';
+import type { SessionEvent } from '@interns/runs-domain';
 import { ModelProviderError } from '../agent/model-provider';
-import type { ModelProvider } from '../agent/model-provider';
 import { FALLBACK_ANSWER } from '../agent/tools/ask-user.tool';
-import type { RuntimeDriver } from '../runtime/runtime-driver';
 import { OwnedSession } from '../sessions/owned-session';
-import type { SessionSnapshot, SessionStreams } from '../sessions/session-streams';
+import type { SessionSnapshot } from '../sessions/session-streams';
 import { AgentLoop } from './agent-loop';
 import type { RunControls } from './agent-loop';
 import { PendingQuestion } from './pending-question';
@@ -20,47 +17,8 @@ import type { Ending, Outcome } from './run-ending';
 import { RunChunkLog } from './run-chunk-log';
 import { RunRecorder } from './run-recorder';
 import { RunResponsePublisher } from './run-response.publisher';
+import type { LiveStream, RunEnvironment, RunSpec } from './run-spec';
 import { activeRunsGauge, runDurationHistogram } from './runs.metrics';
-
-export interface RunSettings {
-  interactionDeadlineMs: number;
-  executionDeadlineMs: number;
-  streamHeartbeatMs: number;
-  /** Tool calls one run may make; the model asking for one more ends the run with finish `length`. */
-  maxToolCallsPerRun: number;
-}
-
-/** What a run needs from its replica. */
-export interface RunEnvironment {
-  nc: NatsConnection;
-  subjects: Subjects;
-  streams: SessionStreams;
-  /** Where the intern's tools run (its sandboxed runtime). */
-  runtime: RuntimeDriver;
-  settings: RunSettings;
-}
-
-export interface RunSpec {
-  sessionId: string;
-  runId: string;
-  internId: string;
-  callerId: string;
-  origin: SessionOrigin;
-  model: string;
-  provider: ModelProvider;
-  approvalMode: ApprovalMode;
-  instructions: string | null;
-  prompt: string;
-  /** The chat response a client reads live; null for invoke (its chunks go to the run's log only). */
-  stream: LiveStream | null;
-  correlationId: string;
-}
-
-/** A chat response's stream (minted by the gateway) and its `created`. */
-export interface LiveStream {
-  streamId: string;
-  created: number;
-}
 
 class RunStopped extends Error {
   constructor() {
@@ -122,7 +80,8 @@ export class LiveRun {
   async receive(message: SessionMessage): Promise<SessionMessageReply> {
     switch (message.type) {
       case 'steer':
-        if (this.ending !== null) return { ok: false, reason: 'no_run', message: 'the run has ended' };
+        // A run that ended in between refuses as a cancel does; the steering caller then starts a new run.
+        if (this.ending !== null) return sessionRefusal('run_not_active', 'the run has already ended');
         await this.recorder.record([], { type: 'JoinPrompt', text: message.text, at: now() }, message.correlationId);
         this.steering.push(message.text);
         return { ok: true };
@@ -135,7 +94,7 @@ export class LiveRun {
         }
         return { ok: true };
       case 'cancel':
-        if (this.ending !== null) return { ok: false, reason: 'run_not_active', message: 'the run has already ended' };
+        if (this.ending !== null) return sessionRefusal('run_not_active', 'the run has already ended');
         this.stop({ reason: 'caller_cancelled', tell: 'stop' });
         return { ok: true };
       case 'probe':
@@ -146,7 +105,7 @@ export class LiveRun {
         return { ok: true };
       default: {
         const unknown: never = message;
-        return { ok: false, reason: 'invalid_body', message: `unknown session message ${JSON.stringify(unknown)}` };
+        return sessionRefusal('invalid_body', `unknown session message ${JSON.stringify(unknown)}`);
       }
     }
   }
@@ -186,14 +145,14 @@ export class LiveRun {
       const command = { type: 'AnswerQuestion', toolCallId: message.toolCallId, raw: message.content, by: 'caller' } as const;
       const answer = answerIn(await this.recorder.record([], command, message.correlationId));
       if (waitingOn !== message.toolCallId || answer === null) {
-        return { ok: false, reason: 'interaction_not_pending', message: 'the question is no longer pending' };
+        return sessionRefusal('interaction_not_pending', 'the question is no longer pending');
       }
       // The answer's response is there before the loop goes on with the answer.
       this.attach(message.stream);
       this.question.settle(message.toolCallId, answer);
       return { ok: true };
     } catch (error) {
-      if (error instanceof DomainError) return { ok: false, reason: error.reason, message: error.message };
+      if (error instanceof DomainError) return { ok: false, ...error.toPayload() };
       throw error;
     }
   }

@@ -8,7 +8,8 @@ import type { InternEndsRunsReason } from '@interns/contracts';
 import { eventMetadata } from '@interns/event-store';
 import { NO_OWNER, SessionChannel } from '@interns/messaging';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
-import { LiveRun, RunEnvironment, RunSpec } from './live-run';
+import { LiveRun } from './live-run';
+import type { RunEnvironment, RunSpec } from './run-spec';
 import { RunChunkLog } from './run-chunk-log';
 import { RunResponsePublisher } from './run-response.publisher';
 
