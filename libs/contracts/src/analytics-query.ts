@@ -154,7 +154,8 @@ function pathOf(path: readonly PropertyKey[]): string {
   }, '');
 }
 
-function describeIssue(error: z.ZodError): string {
+/** Like `describeIssue`, but a query names array items `field[0]` and unknown keys by their full path. */
+function describeQueryIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (issue === undefined) return 'invalid body';
   const at = pathOf(issue.path);
@@ -223,7 +224,7 @@ function orderByOf(body: AnalyticsQueryBody, query: Omit<AnalyticsQuery, 'order_
 export function parseAnalyticsQuery(value: unknown, now: Date = new Date()): AnalyticsQuery {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('body must be a JSON object');
   const result = analyticsQuerySchema.safeParse(value);
-  if (!result.success) throw invalid(describeIssue(result.error));
+  if (!result.success) throw invalid(describeQueryIssue(result.error));
   const body = result.data;
   assertDistinct(body.metrics, 'metrics');
   assertDistinct(body.dimensions ?? [], 'dimensions');

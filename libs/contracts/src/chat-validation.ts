@@ -15,6 +15,7 @@ import {
   Question,
 } from './chat';
 import { DomainError } from './errors';
+import { describeIssue, parseObjectBody } from './object-body';
 import type { FreeTextPaths } from './request-text';
 import type { AnswerRunBody } from './runs';
 
@@ -58,23 +59,6 @@ export const invokeSchema = z.strictObject({
   session_id: sessionId.optional(),
 });
 
-function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid body';
-  if (issue.code === 'unrecognized_keys') return `unknown field: ${issue.keys.join(', ')}`;
-  const path = issue.path.join('.');
-  return path ? `${path}: ${issue.message}` : issue.message;
-}
-
-function parseObject<T>(schema: z.ZodType<T>, value: unknown): T {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new DomainError('invalid_body', 'body must be a JSON object');
-  }
-  const result = schema.safeParse(value);
-  if (!result.success) throw new DomainError('invalid_body', describeIssue(result.error));
-  return result.data;
-}
-
 function textOf(value: z.infer<typeof content> | undefined): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
@@ -83,7 +67,7 @@ function textOf(value: z.infer<typeof content> | undefined): string {
 
 /** A chat body as the turn it asks for; only the last message is acted on. */
 export function parseChatBody(value: unknown): ChatTurn {
-  const body = parseObject(chatSchema, value);
+  const body = parseObjectBody(chatSchema, value);
   const last = body.messages[body.messages.length - 1];
   const approvalMode = body.approval_mode ?? 'self-drive';
   const sessionIdOrNull = body.session_id ?? null;
@@ -102,7 +86,7 @@ export function parseChatBody(value: unknown): ChatTurn {
 }
 
 export function parseInvokeBody(value: unknown): InvokeBody {
-  return parseObject(invokeSchema, value);
+  return parseObjectBody(invokeSchema, value);
 }
 
 export const answerRunSchema = z.strictObject({
@@ -112,7 +96,7 @@ export const answerRunSchema = z.strictObject({
 
 /** `POST .../runs/{run_id}/answer` (CONTRACT section 12): the answer itself is judged against its question later. */
 export function parseAnswerRunBody(value: unknown): AnswerRunBody {
-  return parseObject(answerRunSchema, value);
+  return parseObjectBody(answerRunSchema, value);
 }
 
 const elicitationAnswerSchema = z.discriminatedUnion('action', [

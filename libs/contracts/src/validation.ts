@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DomainError } from './errors';
+import { describeIssue } from './object-body';
 import { assertRequestText, type FreeTextPaths } from './request-text';
 import {
   CreateInternBody,
@@ -64,14 +65,6 @@ export const updateInternSchema = z.strictObject({
 });
 
 export const deleteInternSchema = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() });
-
-function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid body';
-  if (issue.code === 'unrecognized_keys') return `unknown field: ${issue.keys.join(', ')}`;
-  const path = issue.path.join('.');
-  return path ? `${path}: ${issue.message}` : issue.message;
-}
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);

@@ -6,6 +6,7 @@ export * from './domain-error.filter';
 export * from './session-channel';
 export * from './jetstream-stream';
 export * from './durable-stream-consumer';
+export * from './event-stream-consumer';
 export * from './lean-nats-handler';
 export * from './visible-intern';
 export * from './terminal-client';

@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/
 import { FactsApplier } from '../facts/facts-applier';
 import { ANALYTICS_MIGRATIONS } from '../migrations';
 import { EventFactory, eventually, processed, runFact, statusChanges, WORKSPACE } from '../testing/facts.fixture';
-import { EventStreamConsumer } from './event-stream-consumer';
+import { factsConsumer } from './event-stream-consumer';
 import type { EventSource } from './integration-event';
 import { ANALYTICS_DURABLE } from './integration-events.consumers';
 
@@ -18,7 +18,7 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 describe('analytics integration events consumer', () => {
   const subjects = subjectsFor(testNatsPrefix());
   const factory = new EventFactory();
-  const consumers: EventStreamConsumer[] = [];
+  const consumers: ReturnType<typeof factsConsumer>[] = [];
   const warnings: string[] = [];
   const logger = { log: () => undefined, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
   let db: TestDatabase;
@@ -56,8 +56,8 @@ describe('analytics integration events consumer', () => {
     await db?.drop();
   });
 
-  function startConsumer(source: EventSource, apply: Pick<FactsApplier, 'apply'> = applier): EventStreamConsumer {
-    const consumer = new EventStreamConsumer({
+  function startConsumer(source: EventSource, apply: Pick<FactsApplier, 'apply'> = applier): ReturnType<typeof factsConsumer> {
+    const consumer = factsConsumer({
       nats: nc,
       source,
       streamName: subjects.eventStreamName(source),

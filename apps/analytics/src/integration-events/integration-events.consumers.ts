@@ -1,7 +1,7 @@
 import { INTEGRATION_EVENT_DURABLES } from '@interns/contracts';
 import { IntegrationEventConsumers, integrationEventStream, type ServiceDeps } from '@interns/service-runtime';
 import { FactsApplier } from '../facts/facts-applier';
-import { EventStreamConsumer } from './event-stream-consumer';
+import { factsConsumer } from './event-stream-consumer';
 
 /** The durable consumer's name on each source stream: one per consuming service, shared by its replicas; NATS lets only analytics use it. */
 export const ANALYTICS_DURABLE = INTEGRATION_EVENT_DURABLES.analytics;
@@ -10,6 +10,6 @@ export const ANALYTICS_DURABLE = INTEGRATION_EVENT_DURABLES.analytics;
 export class IntegrationEventsConsumers extends IntegrationEventConsumers {
   constructor(deps: ServiceDeps) {
     const applier = new FactsApplier(deps.dataSource);
-    super((source) => new EventStreamConsumer({ ...integrationEventStream(deps, source, ANALYTICS_DURABLE), applier }));
+    super((source) => factsConsumer({ ...integrationEventStream(deps, source, ANALYTICS_DURABLE), applier }));
   }
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { type StoredEvent, StreamStates } from '@interns/event-store';
+import { assignments } from '@interns/database';
 import { INTERN_FOLD, INTERN_STREAM_TYPE, InternCreated, InternPresent, InternState, progressOf } from '@interns/lifecycle-domain';
 import { LIFECYCLE_SCHEMA } from '../migrations';
 
@@ -88,13 +89,7 @@ type RowChanges = Record<string, unknown>;
 
 /** Column values bound as parameters; `progress` is jsonb. Column names come from this file only. */
 async function writeRow(manager: EntityManager, event: StoredEvent, internId: string, changes: RowChanges): Promise<void> {
-  const sets: string[] = [];
-  const values: unknown[] = [];
-  for (const [column, value] of Object.entries(changes)) {
-    const isJson = column === 'progress';
-    values.push(isJson && value !== null ? JSON.stringify(value) : value);
-    sets.push(`${column} = $${values.length}${isJson ? '::jsonb' : ''}`);
-  }
+  const { sets, values } = assignments(changes, ['progress']);
   values.push(event.data['at'], event.streamVersion, internId);
   const n = values.length;
   await manager.query(

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, DomainError, parseAnswer } from '@interns/contracts';
-import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
+import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, InternView, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
 import { NO_OWNER } from '@interns/messaging';
 import type { ActiveRun, SessionOpenState } from '@interns/runs-domain';
 import type { ModelProviders } from '../agent/model-providers';
 import type { LiveStream } from '../runs/run-spec';
-import type { RunHost } from '../runs/run-host';
+import type { RunHost, RunStart } from '../runs/run-host';
 import type { SessionStreams } from '../sessions/session-streams';
 import type { InternLookup } from './intern-lookup';
 
 type Prompt = Extract<ChatTurn, { kind: 'prompt' }>;
 type Answer = Extract<ChatTurn, { kind: 'answer' }>;
+/** What a prompt did: steered the session's going run, or started one (with the model it runs on). */
+type PromptOutcome = { steered: true; sessionId: string; runId: string } | { steered: false; sessionId: string; runId: string; model: string };
 
 /**
  * Chat and invoke (CONTRACT sections 6 and 7), served by any replica: who may use which session, whether a
@@ -33,65 +35,64 @@ export class TurnsService {
   async invoke(request: InvokeRequest): Promise<InvokeReply> {
     const intern = await this.interns.running(request.context, request.internId);
     const caller = callerId(request.context.principal);
-    let openSession = true;
-    let sessionId: string = randomUUID();
+    let session: SessionOpenState | null = null;
     if (request.sessionId !== null) {
       // Only sessions invoke issued to this caller on this intern; anything else is nobody's business.
-      const session = await this.sessionOf(request.sessionId, request.internId, caller);
+      session = await this.sessionOf(request.sessionId, request.internId, caller);
       if (session === null || session.origin !== 'invoke') throw new DomainError('not_found', 'session not found');
-      const steered = await this.steer(session, request.input, request.context);
-      if (steered !== null) return { session_id: session.sessionId, status: 'steered', run_id: steered };
-      sessionId = session.sessionId;
-      openSession = false;
     }
-    const { model, provider } = this.models.resolve(intern.model);
-    const run = await this.host.start({
-      sessionId,
-      openSession,
-      internId: intern.id,
-      callerId: caller,
-      origin: 'invoke',
-      model,
-      provider,
-      approvalMode: 'self-drive',
-      instructions: intern.instructions,
-      prompt: request.input,
-      stream: null,
-      correlationId: request.context.correlationId,
-    });
-    return { session_id: sessionId, status: 'started', run_id: run.runId };
+    const turn = await this.steerOrStart(
+      { context: request.context, intern, caller, session, newSessionId: randomUUID() },
+      { text: request.input, origin: 'invoke', approvalMode: 'self-drive', stream: null },
+    );
+    return { session_id: turn.sessionId, status: turn.steered ? 'steered' : 'started', run_id: turn.runId };
   }
 
   private async chatPrompt(request: ChatRequest, turn: Prompt): Promise<ChatReply> {
     const intern = await this.interns.running(request.context, request.internId);
     const caller = callerId(request.context.principal);
-    let sessionId = turn.sessionId ?? randomUUID();
-    let openSession = true;
-    if (turn.sessionId !== null) {
-      const session = await this.sessionOf(turn.sessionId, request.internId, caller, { absentIsNew: true });
-      if (session !== null) {
-        const steered = await this.steer(session, turn.text, request.context);
-        if (steered !== null) return { status: 'steered', sessionId: session.sessionId, runId: steered };
-        sessionId = session.sessionId;
-        openSession = false;
-      }
+    // A session id the caller names and nobody has used yet starts a new session under that id.
+    const session =
+      turn.sessionId === null ? null : await this.sessionOf(turn.sessionId, request.internId, caller, { absentIsNew: true });
+    const stream = { streamId: request.streamId, created: request.created };
+    const outcome = await this.steerOrStart(
+      { context: request.context, intern, caller, session, newSessionId: turn.sessionId ?? randomUUID() },
+      { text: turn.text, origin: 'chat', approvalMode: turn.approvalMode, stream },
+    );
+    if (outcome.steered) return { status: 'steered', sessionId: outcome.sessionId, runId: outcome.runId };
+    return { status: 'streaming', sessionId: outcome.sessionId, model: outcome.model, runId: outcome.runId };
+  }
+
+  /**
+   * A prompt for `session` (null: a new session under `newSessionId`): steers its going run when it has one,
+   * otherwise starts a run, in that session or the new one, with the intern's model and instructions.
+   */
+  private async steerOrStart(
+    to: { context: RequestContext; intern: InternView; caller: string; session: SessionOpenState | null; newSessionId: string },
+    prompt: Pick<RunStart, 'origin' | 'approvalMode' | 'stream'> & { text: string },
+  ): Promise<PromptOutcome> {
+    const { context, intern, caller, session } = to;
+    if (session !== null) {
+      const steered = await this.steer(session, prompt.text, context);
+      if (steered !== null) return { steered: true, sessionId: session.sessionId, runId: steered };
     }
     const { model, provider } = this.models.resolve(intern.model);
+    const sessionId = session?.sessionId ?? to.newSessionId;
     const run = await this.host.start({
       sessionId,
-      openSession,
+      openSession: session === null,
       internId: intern.id,
       callerId: caller,
-      origin: 'chat',
+      origin: prompt.origin,
       model,
       provider,
-      approvalMode: turn.approvalMode,
+      approvalMode: prompt.approvalMode,
       instructions: intern.instructions,
-      prompt: turn.text,
-      stream: { streamId: request.streamId, created: request.created },
-      correlationId: request.context.correlationId,
+      prompt: prompt.text,
+      stream: prompt.stream,
+      correlationId: context.correlationId,
     });
-    return { status: 'streaming', sessionId, model, runId: run.runId };
+    return { steered: false, sessionId, runId: run.runId, model };
   }
 
   private async chatAnswer(request: ChatRequest, turn: Answer): Promise<ChatReply> {

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { assignments } from '@interns/database';
 import { EventTail, type InlineProjection, type StoredEvent } from '@interns/event-store';
 import { cancelledRunConclusion, finishedRunConclusion, sessionIdOfStream } from '@interns/runs-domain';
 import type { RunConclusion, SessionEvent } from '@interns/runs-domain';
@@ -111,17 +112,11 @@ async function updateRun(
   changes: Record<string, unknown>,
   expressions: string[] = [],
 ): Promise<void> {
-  const sets = [...expressions];
-  const values: unknown[] = [];
-  for (const [column, value] of Object.entries(changes)) {
-    const isJson = column === 'open_question';
-    values.push(isJson && value !== null ? JSON.stringify(value) : value);
-    sets.push(`${column} = $${values.length}${isJson ? '::jsonb' : ''}`);
-  }
+  const { sets, values } = assignments(changes, ['open_question']);
   values.push(version, runId);
   const n = values.length;
   await manager.query(
-    `UPDATE runs.runs SET ${[...sets, `revision = $${n - 1}`].join(', ')} WHERE id = $${n} AND revision < $${n - 1}`,
+    `UPDATE runs.runs SET ${[...expressions, ...sets, `revision = $${n - 1}`].join(', ')} WHERE id = $${n} AND revision < $${n - 1}`,
     values,
   );
 }

@@ -15,7 +15,7 @@ import { WEBHOOKS_MIGRATIONS } from '../migrations';
 import { QUESTION_PURGE_BATCH, QuestionPayloadPurger } from '../retention/question-payload-purger';
 import { eventually, insertEndpoint, WORKSPACE } from '../testing/webhooks.fixture';
 import { EventRecorder } from './event-recorder';
-import { EventStreamConsumer } from './event-stream-consumer';
+import { deliveriesConsumer } from './event-stream-consumer';
 import { WEBHOOKS_DURABLE } from './integration-events.consumers';
 import { EVENT_SOURCES } from './received-event';
 
@@ -62,7 +62,7 @@ describe('webhooks integration events consumer', () => {
   let nc: NatsConnection;
   let js: JetStreamClient;
   let jsm: JetStreamManager;
-  const consumers: EventStreamConsumer[] = [];
+  const consumers: ReturnType<typeof deliveriesConsumer>[] = [];
   let recorded = 0;
 
   beforeAll(async () => {
@@ -73,7 +73,7 @@ describe('webhooks integration events consumer', () => {
     jsm = await jetstreamManager(nc);
     const recorder = new EventRecorder(dataSource, new QuestionPayloadPurger(dataSource));
     for (const source of EVENT_SOURCES) {
-      const consumer = new EventStreamConsumer({
+      const consumer = deliveriesConsumer({
         nats: nc,
         source,
         streamName: subjects.eventStreamName(source),
