@@ -99,7 +99,7 @@ it('runs the device flow hook for --issuer, checks the token it gives and stores
   expect(stored.apis[api]).toEqual({ kind: 'oauth_token', access_token: 'a.b.c', issuer: 'https://issuer.example', refresh_token: 'r', saved_at: 'now' });
 
   const withoutFlow = io();
-  expect(await runCli(['login', '--api', api, '--issuer', 'https://issuer.example'], env(), withoutFlow)).toBe(EXIT.usage);
+  expect(await runCli(['login', '--api', api, '--issuer', 'https://issuer.example'], env(), withoutFlow, {})).toBe(EXIT.usage);
   expect(withoutFlow.err()).toContain('no OAuth device flow');
 });
 

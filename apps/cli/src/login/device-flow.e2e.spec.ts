@@ -28,7 +28,7 @@ beforeAll(async () => {
   // Only the external issuer is trusted: no local development issuer, keys through the issuer's discovery document.
   platform = await Platform.start({ services: ['lifecycle', 'gateway'], env: { OIDC_ISSUER: issuer.issuer, OIDC_LOCAL_DEV: 'false' } });
   await platform.applyIdentities(IDENTITIES);
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -37,7 +37,7 @@ beforeAll(async () => {
       [randomUUID(), organization, model, tokens, `2030-01-01T${hour}:30:00Z`],
     );
   }
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -72,7 +72,7 @@ beforeAll(async () => {
     createIntern(platform).then((id) => (interns.stopped = id)),
     createRunningIntern(platform, KEYS.aliceOther).then((id) => (interns.otherWorkspace = id)),
   ]);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

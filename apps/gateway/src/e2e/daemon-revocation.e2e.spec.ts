@@ -56,7 +56,7 @@ beforeAll(async () => {
   platform = await Platform.start();
   await platform.applyIdentities(WITH_LEAVING);
   nc = await connectNats({ url: platform.env.NATS_URL as string, name: 'daemon-revocation-e2e' });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await nc?.close();

@@ -76,7 +76,7 @@ beforeAll(async () => {
     oauthToken('alice', 'vault:read').then((t) => (tokens.aliceNoInterns = t)),
     oauthToken('bob', 'interns vault:read').then((t) => (tokens.bob = t)),
   ]);
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await nc?.close();

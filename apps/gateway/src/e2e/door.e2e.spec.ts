@@ -84,7 +84,7 @@ beforeAll(async () => {
   for (const [name, id] of Object.entries(interns)) {
     hostnames[name] = (await platform.api(`${API}/interns/${id}`, { token: KEYS.alice })).body.hostname;
   }
-}, 120_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

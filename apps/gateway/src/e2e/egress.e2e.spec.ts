@@ -63,7 +63,7 @@ beforeAll(async () => {
   });
   await platform.applyIdentities(IDENTITIES);
   internId = await createRunningIntern(platform, KEYS.alice, 60_000);
-}, 120_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -18,7 +18,7 @@ beforeAll(async () => {
   platform = await Platform.start({ env: { SHELL_OUTPUT_LIMIT_BYTES: String(1024 * 1024), CHAT_TURNS_PER_MINUTE: '1000' } });
   await platform.applyIdentities(IDENTITIES);
   internId = await createRunningIntern(platform, undefined, 30_000);
-}, 120_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -38,7 +38,7 @@ beforeAll(async () => {
     },
   });
   await platform.applyIdentities(IDENTITIES);
-}, 90_000);
+}, 150_000);
 
 afterEach(() => {
   for (const stream of open.splice(0)) stream.close();

@@ -27,7 +27,7 @@ beforeAll(async () => {
   nats = await startNatsServer({ jetstream: true });
   platform = await Platform.start({ env: { NATS_URL: nats.url, LIFECYCLE_ROUTE_DEADLINE_MS: String(DEADLINE_MS) } });
   await platform.applyIdentities(IDENTITIES);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -86,7 +86,7 @@ beforeAll(async () => {
   });
   await platform.applyIdentities(IDENTITIES);
   internId = await createRunningIntern(platform);
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -64,7 +64,7 @@ beforeAll(async () => {
   // The victim belongs to another workspace of another member; the attacker is an ordinary intern.
   [attacker, victim] = await Promise.all([createRunningIntern(platform, KEYS.alice), createRunningIntern(platform, KEYS.aliceOther)]);
   await output(victim, 'echo "victim secret" > secret.txt');
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -46,7 +46,7 @@ beforeAll(async () => {
     env: { ARCHIVE_DIR: join(blocker, 'archives'), PROVISION_CONCURRENCY: '1', PROVISION_STEP_DELAY_MS: '200' },
   });
   await platform.applyIdentities(IDENTITIES);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

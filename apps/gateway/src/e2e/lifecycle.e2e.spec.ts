@@ -66,7 +66,7 @@ beforeAll(async () => {
       { key: CHATAPP_KEY, kind: 'user', organization_id: 'chatty', workspace_id: CHATAPP_WORKSPACE, member_id: 'chatty-alice' },
     ],
   });
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -64,7 +64,7 @@ beforeAll(async () => {
     },
   });
   await platform.applyIdentities(IDENTITIES);
-}, 120_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -103,7 +103,7 @@ beforeAll(async () => {
   expect(unmatched.status).toBe(404);
   const summary = await readStream(await prompt(platform, internId, 'hello there'), 15_000);
   expect(summary.finishReason).toBe('stop');
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

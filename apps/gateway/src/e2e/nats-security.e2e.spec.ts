@@ -36,7 +36,7 @@ beforeAll(async () => {
   // Webhooks to a local port nothing listens on: the deliveries are recorded and attempted, never received.
   platform = await Platform.start({ env: { NATS_URL: nats.url, NATS_PREFIX: prefix, NATS_CREDS_DIR: credsDir, WEBHOOK_ALLOW_INSECURE: 'true' } });
   await platform.applyIdentities(IDENTITIES);
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await Promise.all(connections.map((nc) => nc.close()));

@@ -134,7 +134,7 @@ beforeAll(async () => {
     oauthToken('interns').then((token) => (tokens.noVault = token)),
     oauthToken('vault:read').then((token) => (tokens.noInterns = token)),
   ]);
-}, 120_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

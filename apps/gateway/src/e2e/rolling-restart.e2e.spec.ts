@@ -225,7 +225,7 @@ beforeAll(async () => {
     },
   });
   await platform.applyIdentities(IDENTITIES);
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

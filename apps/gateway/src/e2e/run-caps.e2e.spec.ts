@@ -16,7 +16,7 @@ beforeAll(async () => {
   platform = await Platform.start({ env: { CHAT_TURNS_PER_MINUTE: '1000' } });
   await platform.applyIdentities(IDENTITIES);
   internId = await createRunningIntern(platform);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -43,7 +43,7 @@ beforeAll(async () => {
   });
   await platform.applyIdentities(IDENTITIES);
   await Promise.all((Object.keys(interns) as (keyof typeof interns)[]).map(async (name) => (interns[name] = await createRunningIntern(platform))));
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

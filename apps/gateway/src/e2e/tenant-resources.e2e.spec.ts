@@ -53,7 +53,7 @@ beforeAll(async () => {
   });
   await platform.applyIdentities(IDENTITIES);
   [attacker, victim] = await Promise.all([createRunningIntern(platform, KEYS.alice, 60_000), createRunningIntern(platform, KEYS.aliceOther, 60_000)]);
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

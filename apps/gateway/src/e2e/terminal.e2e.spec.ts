@@ -33,7 +33,7 @@ beforeAll(async () => {
   await platform.applyIdentities(IDENTITIES);
   oauth = await oauthToken(platform, 'interns vault:read');
   [interns.main, interns.capped, interns.suspended] = await Promise.all([1, 2, 3].map(() => createRunningIntern(platform, KEYS.alice, 60_000)));
-}, 120_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

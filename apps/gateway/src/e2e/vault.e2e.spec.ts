@@ -34,7 +34,7 @@ beforeAll(async () => {
   platform = await Platform.start();
   await platform.applyIdentities(IDENTITIES);
   oauth = { interns: await oauthToken(platform, 'interns'), vaultOnly: await oauthToken(platform, 'vault:read') };
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

@@ -13,7 +13,7 @@ let platform: Platform;
 beforeAll(async () => {
   platform = await Platform.start({ services: ['webhooks', 'gateway'] });
   await platform.applyIdentities(IDENTITIES);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();

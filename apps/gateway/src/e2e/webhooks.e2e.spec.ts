@@ -42,7 +42,7 @@ beforeAll(async () => {
     },
   });
   await platform.applyIdentities(IDENTITIES);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await platform?.stop();
