@@ -62,10 +62,12 @@ describe('database roles (pg_stat_activity)', () => {
     const summary = await readStream(await prompt(platform, internId, 'hello'));
     expect(summary.finishReason).toBe('stop');
 
-    // Pools close idle connections: look a few times, with a request in between, until each service was seen.
+    // Pools close idle connections: look a few times, with requests in between (the egress log is read by egress
+    // from its own schema), until each service was seen.
     const seen: Connection[] = [];
     for (let attempt = 0; attempt < 50; attempt++) {
       await platform.api(`${API}/interns`, { token: KEYS.alice });
+      await platform.api(`${API}/interns/${internId}/egress/log`, { token: KEYS.alice });
       seen.push(...(await connectionsOfTheDatabase()));
       if (PLATFORM_SERVICES.every((service) => seen.some((connection) => connection.application_name === service))) break;
       await sleep(200);
