@@ -24,5 +24,7 @@ export default {
   // ledger of NATS prefixes, whose streams the teardown deletes.
   globalSetup: '<rootDir>/tools/test/global-setup.ts',
   globalTeardown: '<rootDir>/tools/test/global-teardown.ts',
-  testTimeout: 30000,
+  // A test or hook that gives no number of its own: long enough for a whole platform's start (seven processes) while
+  // the other worker starts its own on a 2-core machine (seen above 30 s), still an end to anything that hangs.
+  testTimeout: 120000,
 };
