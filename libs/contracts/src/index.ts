@@ -11,6 +11,7 @@ export * from './list-cursor';
 export * from './rpc';
 export * from './config';
 export * from './chat';
+export * from './session-messages';
 export * from './runs';
 export * from './chat-validation';
 export * from './daemon';

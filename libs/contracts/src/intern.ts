@@ -1,4 +1,4 @@
-import type { InternEndsRunsReason } from './chat';
+import type { InternEndsRunsReason } from './session-messages';
 import type { RequestContext } from './principal';
 
 export const INTERN_STATUSES = [

@@ -1,5 +1,5 @@
 import { ERROR_REASONS } from './errors';
-import { isSessionMessageReply, sessionRefusal, type SessionMessageReply } from './chat';
+import { isSessionMessageReply, sessionRefusal, type SessionMessageReply } from './session-messages';
 
 describe('SessionMessageReply', () => {
   it('accepts done and a refusal for every known reason', () => {
