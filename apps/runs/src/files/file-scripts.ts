@@ -56,9 +56,15 @@ printf 'F%s\\n' "$header"
 exec head -c "\${header%%/*}" <&3
 `;
 
+/** Length of the commit mark (hex) that ends a completed upload's stdin; see WRITE_SCRIPT. */
+export const UPLOAD_COMMIT_MARK_LENGTH = 32;
+
 /**
  * Write `$1` from stdin: parents made (`mkdir -p` on the resolved parent, which must stay in the workspace), the bytes
- * streamed to `$2` (a temporary name) in the same directory, then renamed over the target (atomic). Before the bytes,
+ * streamed to `$2` (a temporary name) in the same directory, then renamed over the target (atomic). stdin ends with
+ * `$3`, a mark the runs service draws per upload and writes only when the upload is complete: a pipe that closes
+ * without it (the runs side killed the sandbox, which also closes stdin; under load the script could otherwise read
+ * that end as a complete file and rename it) keeps nothing. The mark is cut off before the rename. Before the bytes,
  * stdout carries the resolved parent and the first directory it creates (or nothing), each NUL-terminated, so a
  * caller that must kill it knows what to remove; at the end `<existed 0|1>/<size>/<mtime>` and a NUL. A failure removes the temporary file and what it created.
  */
@@ -81,6 +87,9 @@ if [ -e "$t" ] || [ -L "$t" ]; then existed=1; else existed=0; fi
 if ! cat > "$tmp" 2>/tmp/.write.err; then
   undo; full /tmp/.write.err && { echo "the workspace quota is reached" >&2; exit ${FILE_SCRIPT_EXIT.full}; }
   head -c 200 /tmp/.write.err >&2; exit 1
+fi
+if [ "$(tail -c ${UPLOAD_COMMIT_MARK_LENGTH} -- "$tmp" 2>/dev/null)" != "$3" ] || ! truncate -s -${UPLOAD_COMMIT_MARK_LENGTH} -- "$tmp" 2>/dev/null; then
+  undo; echo "the upload was cut short" >&2; exit 1
 fi
 if ! mv -fT -- "$tmp" "$t" 2>/tmp/.write.err; then undo; echo "the path names a directory" >&2; exit ${FILE_SCRIPT_EXIT.wrongKind}; fi
 printf '%s/' "$existed"

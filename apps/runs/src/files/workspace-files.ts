@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import { DomainError, FILE_CHUNK_BYTES, FILE_LIST_MAX_ENTRIES, type FileEntry, type FileEntryType, type FileListing, type FileWriteResult } from '@interns/contracts';
@@ -6,7 +7,7 @@ import { parseStatus, SandboxRefusal } from '../runtime/shell/sandbox-launch';
 import { streamProcess, type StreamedProcess } from '../runtime/shell/sandbox-stream';
 import type { ShellRunner } from '../runtime/shell/shell-runner';
 import { WorkspaceDiskUnavailable, type WorkspaceDisks } from '../runtime/workspace-disk';
-import { DELETE_SCRIPT, FILE_SCRIPT_EXIT, READ_SCRIPT, UPLOAD_CLEANUP_SCRIPT, WRITE_SCRIPT } from './file-scripts';
+import { DELETE_SCRIPT, FILE_SCRIPT_EXIT, READ_SCRIPT, UPLOAD_CLEANUP_SCRIPT, UPLOAD_COMMIT_MARK_LENGTH, WRITE_SCRIPT } from './file-scripts';
 import { readHead } from './stream-reading';
 
 /** A whole file operation (a 100 MiB transfer included) never runs longer than this; stalls end it much sooner. */
@@ -105,7 +106,8 @@ export class WorkspaceFiles {
       }
       if (usage.inodes !== null && usage.inodes.available < 1) throw new DomainError('limit_reached', 'the workspace holds the most files it may');
     }
-    const running = await this.start(target, WRITE_SCRIPT, [path, tempName], OPERATION_CEILING_MS);
+    const commitMark = randomBytes(UPLOAD_COMMIT_MARK_LENGTH / 2).toString('hex');
+    const running = await this.start(target, WRITE_SCRIPT, [path, tempName, commitMark], OPERATION_CEILING_MS);
     const { process } = running;
     let output = Buffer.alloc(0);
     process.stdout.on('data', (chunk: Buffer) => {
@@ -126,7 +128,7 @@ export class WorkspaceFiles {
         }
       },
       end: async () => {
-        process.stdin.end();
+        process.stdin.end(commitMark);
         await this.outcome(running);
         const [, , result] = output.toString('utf8').split('\0');
         const [existed, written, mtime] = result.split('/');
