@@ -35,6 +35,20 @@ export interface HandleAtOptions {
   inTransaction?: InTransaction;
 }
 
+export interface HandleFromOptions<State> extends HandleAtOptions {
+  /**
+   * Hears of the stream as read again after a conflict, before it is decided on: a caller keeping the state
+   * (a stream's owner) then sees what the stream has, even when the decider refuses.
+   */
+  onReloaded?: (reloaded: LoadedStream<State>) => void;
+}
+
+/** Expect no stream yet (Emmett's STREAM_DOES_NOT_EXIST): decide on the initial state, append at version 0. */
+export const NO_STREAM = 'no_stream';
+
+/** A state the caller already holds, or NO_STREAM for a stream it believes new: decided on without reading. */
+export type HeldStream<State> = StreamState<State> | typeof NO_STREAM;
+
 /** What a command appended and the aggregate right after it (the loaded one when nothing was appended). */
 export interface CommandResult<State, Event> extends StreamState<State> {
   /** As stored (strings made storable), so `state` is exactly what a reload builds. */
@@ -46,16 +60,18 @@ export interface CommandResult<State, Event> extends StreamState<State> {
 export interface CommandHandlerOptions<State, Command, Event extends DomainEvent> {
   decider: Decider<State, Command, Event>;
   streamType: string;
-  /** Tries of `handle` on concurrency conflicts, the first included; defaults to retryOnConcurrency's. */
+  /** Tries of an append on concurrency conflicts, the first included (not `handleAt`'s); defaults to retryOnConcurrency's. */
   attempts?: number;
   /** Hears of every append that committed events (e.g. to wake a process manager). */
   onAppended?: () => void;
 }
 
 /**
- * Commands of one aggregate type the one way (Emmett's `handleCommand` with a decider): load the stream,
- * decide, append at the loaded version; on a concurrency conflict load and decide again, a bounded number of
- * times. A decider's refusal (DomainError) propagates before anything is appended.
+ * Commands of one aggregate type the one way (Emmett's `handleCommand` with a decider): decide on the stream,
+ * append at its version; on a concurrency conflict load and decide again, a bounded number of times. What the
+ * first attempt decides on differs: the stream as loaded (`handle`), a state the caller holds or no stream at
+ * all (`handleFrom`), or the initial state at the stream's head (`handleAtHead`). A decider's refusal
+ * (DomainError) propagates before anything is appended.
  */
 export class CommandHandler<State, Command, Event extends DomainEvent> {
   constructor(
@@ -74,35 +90,82 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     options: HandleOptions<State>,
   ): Promise<CommandResult<State, Event>> {
     const { metadata, inTransaction } = options;
-    const result = await retryOnConcurrency(
-      async () => {
-        const loaded = await this.load(streamId);
-        return this.decideAndAppend(streamId, loaded, isChooser(commands) ? commands(loaded) : commands, {
-          // Only computed when something is appended.
-          metadata: () => (typeof metadata === 'function' ? metadata(loaded) : metadata),
-          inTransaction,
-        });
-      },
-      { attempts: this.options.attempts },
-    );
-    if (result.events.length > 0) this.options.onAppended?.();
-    return result;
+    return this.appendRetrying(this.options.attempts, async () => {
+      const loaded = await this.load(streamId);
+      return this.decideAndAppend(streamId, loaded, isChooser(commands) ? commands(loaded) : commands, {
+        // Only computed when something is appended.
+        metadata: () => (typeof metadata === 'function' ? metadata(loaded) : metadata),
+        inTransaction,
+      });
+    });
   }
 
   /**
-   * Decides on a state the caller already holds, without reading the stream, and appends at its version,
-   * once: a ConcurrencyError says another writer got there first (the caller reloads and decides again).
+   * Decides first on a state the caller holds (a stream it owns and keeps), or on no stream (one it believes
+   * new), without reading the stream; when another writer got there first, loads it and decides again, as
+   * `handle` does.
+   */
+  async handleFrom(
+    streamId: string,
+    from: HeldStream<State>,
+    commands: Commands<Command>,
+    options: HandleFromOptions<State>,
+  ): Promise<CommandResult<State, Event>> {
+    const { metadata, inTransaction, onReloaded } = options;
+    const reload = async (): Promise<LoadedStream<State>> => {
+      const reloaded = await this.load(streamId);
+      onReloaded?.(reloaded);
+      return reloaded;
+    };
+    return this.appendRetrying(this.options.attempts, async (attempt) => {
+      const start = attempt === 1 ? this.held(from) : await reload();
+      return this.decideAndAppend(streamId, start, commands, { metadata: () => metadata, inTransaction });
+    });
+  }
+
+  /**
+   * `handleFrom` once: a ConcurrencyError says another writer got there first (the caller reloads and decides
+   * again).
    */
   async handleAt(
     streamId: string,
-    from: StreamState<State>,
+    from: HeldStream<State>,
     commands: Commands<Command>,
     options: HandleAtOptions,
   ): Promise<CommandResult<State, Event>> {
     const { metadata, inTransaction } = options;
-    const result = await this.decideAndAppend(streamId, from, commands, { metadata: () => metadata, inTransaction });
+    return this.appendRetrying(1, () => this.decideAndAppend(streamId, this.held(from), commands, { metadata: () => metadata, inTransaction }));
+  }
+
+  /**
+   * For a log whose decisions need no past (an audit): decides on the initial state and appends at the stream's
+   * head, reading its version alone (its events grow without bound); on a race, reads the version again. The
+   * result's `state` is the initial state evolved by what was appended, not the whole stream's.
+   */
+  async handleAtHead(
+    streamId: string,
+    commands: Commands<Command>,
+    options: HandleAtOptions,
+  ): Promise<CommandResult<State, Event>> {
+    const { metadata, inTransaction } = options;
+    return this.appendRetrying(this.options.attempts, async () => {
+      const head = { version: await this.store.streamVersion(streamId), state: this.options.decider.initialState() };
+      return this.decideAndAppend(streamId, head, commands, { metadata: () => metadata, inTransaction });
+    });
+  }
+
+  /** Every append of this handler: tried again on a conflict, then `onAppended` hears of a commit, once. */
+  private async appendRetrying(
+    attempts: number | undefined,
+    tryOnce: (attempt: number) => Promise<CommandResult<State, Event>>,
+  ): Promise<CommandResult<State, Event>> {
+    const result = await retryOnConcurrency(tryOnce, { attempts });
     if (result.events.length > 0) this.options.onAppended?.();
     return result;
+  }
+
+  private held(from: HeldStream<State>): StreamState<State> {
+    return from === NO_STREAM ? { version: 0, state: this.options.decider.initialState() } : from;
   }
 
   private async decideAndAppend(

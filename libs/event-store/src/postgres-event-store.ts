@@ -87,6 +87,11 @@ export class PostgresEventStore {
     return { version: rows[0].head, events: rows.map((row) => this.upcast(toStoredEvent(row))) };
   }
 
+  /** The stream's version alone (0 when it does not exist): to append at its head without reading its events. */
+  streamVersion(streamId: string): Promise<number> {
+    return this.currentVersion(this.dataSource.manager, streamId);
+  }
+
   async appendToStream(
     streamId: string,
     streamType: string,

@@ -1,8 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { DaemonAuditEntry, DaemonAuditKind, DaemonAuditReply, DomainError, isUuid, TerminalAuditRequest } from '@interns/contracts';
-import { eventMetadata, PostgresEventStore, retryOnConcurrency, type MetadataContext } from '@interns/event-store';
+import { CommandHandler, type Decider, eventMetadata, PostgresEventStore, type MetadataContext } from '@interns/event-store';
 import { internRowById, notFound } from '../interns/visible-intern';
-import { LIFECYCLE_SCHEMA } from '../migrations';
 
 export const DAEMON_AUDIT_STREAM_TYPE = 'daemon-audit';
 export const daemonAuditStreamId = (internId: string): string => `daemon-audit-${internId}`;
@@ -25,16 +24,31 @@ export interface DaemonAuditRecord {
   at: string;
 }
 
+type DaemonAuditEvent = { type: string; data: { internId: string; memberId: string; at: string } };
+
+/** An audit decides nothing on its past: every record is one event, so appending never reads the stream's events. */
+const daemonAuditDecider: Decider<null, DaemonAuditRecord, DaemonAuditEvent> = {
+  initialState: () => null,
+  evolve: (state) => state,
+  decide: (record) => [
+    { type: DAEMON_AUDIT_EVENT_TYPES[record.kind], data: { internId: record.internId, memberId: record.memberId, at: record.at } },
+  ],
+};
+
 /**
  * Reveals, signings and terminals attached and detached, one stream per intern (`daemon-audit-<intern_id>`) in
  * lifecycle's event store. The stream outlives its intern: an operator can still audit a deleted intern.
  */
 export class DaemonAuditLog {
+  private readonly handler: CommandHandler<null, DaemonAuditRecord, DaemonAuditEvent>;
+
   constructor(
     private readonly dataSource: DataSource,
     /** A store without the intern projections: these events are not intern events. */
     private readonly store: PostgresEventStore,
-  ) {}
+  ) {
+    this.handler = new CommandHandler(store, { decider: daemonAuditDecider, streamType: DAEMON_AUDIT_STREAM_TYPE });
+  }
 
   /** Appends the record; `inTransaction` commits (or fails) together with it. */
   async record(
@@ -42,21 +56,10 @@ export class DaemonAuditLog {
     context: MetadataContext,
     inTransaction?: (manager: EntityManager) => Promise<void>,
   ): Promise<void> {
-    const streamId = daemonAuditStreamId(record.internId);
-    await retryOnConcurrency(async () => {
-      await this.store.appendToStream(
-        streamId,
-        DAEMON_AUDIT_STREAM_TYPE,
-        await this.versionOf(streamId),
-        [
-          {
-            type: DAEMON_AUDIT_EVENT_TYPES[record.kind],
-            data: { internId: record.internId, memberId: record.memberId, at: record.at },
-            metadata: eventMetadata(context),
-          },
-        ],
-        inTransaction ? { inTransaction: (manager) => inTransaction(manager) } : undefined,
-      );
+    // At the stream's head, read alone: reading every past reveal just to append one more would grow without bound.
+    await this.handler.handleAtHead(daemonAuditStreamId(record.internId), record, {
+      metadata: eventMetadata(context),
+      inTransaction,
     });
   }
 
@@ -97,14 +100,5 @@ export class DaemonAuditLog {
       if (kind === undefined) return [];
       return [{ kind, member_id: String(event.data.memberId), at: String(event.data.at) }];
     });
-  }
-
-  /** The stream's head alone: reading every past reveal just to append one more would grow without bound. */
-  private async versionOf(streamId: string): Promise<number> {
-    const rows: { version: number }[] = await this.dataSource.query(
-      `SELECT version FROM ${LIFECYCLE_SCHEMA}.streams WHERE stream_id = $1`,
-      [streamId],
-    );
-    return rows[0]?.version ?? 0;
   }
 }

@@ -1,4 +1,4 @@
-import { type EventMetadata, retryOnConcurrency } from '@interns/event-store';
+import type { EventMetadata } from '@interns/event-store';
 import type { SessionCommand, SessionEvent, SessionState } from '@interns/runs-domain';
 import type { SessionSnapshot, SessionStreams } from './session-streams';
 
@@ -29,21 +29,16 @@ export class OwnedSession {
     return write;
   }
 
-  private write(commands: SessionCommand[], metadata: EventMetadata): Promise<SessionEvent[]> {
-    return retryOnConcurrency(async (attempt) => {
-      if (attempt > 1) await this.reload();
-      const { events, version, state } = await this.streams.executeAt(this.sessionId, this.snapshot, commands, metadata);
-      this.snapshot = { version, state };
-      return events;
-    });
-  }
-
   /**
-   * Catches up with what another writer appended (e.g. a replica that took this run for an orphan), before
-   * deciding again: a refusal then leaves the state the owner sees as the stream has it.
+   * On a conflict the session is read again (e.g. a replica took this run for an orphan) and kept before the
+   * commands are decided again: a refusal then leaves the state the owner sees as the stream has it.
    */
-  private async reload(): Promise<void> {
-    const { version, state } = await this.streams.load(this.sessionId);
-    this.snapshot = { version, state };
+  private async write(commands: SessionCommand[], metadata: EventMetadata): Promise<SessionEvent[]> {
+    const keep = ({ version, state }: SessionSnapshot): void => {
+      this.snapshot = { version, state };
+    };
+    const written = await this.streams.executeFrom(this.sessionId, this.snapshot, commands, metadata, { onReloaded: keep });
+    keep(written);
+    return written.events;
   }
 }

@@ -1,10 +1,11 @@
 import {
   CommandHandler,
-  ConcurrencyError,
   type CommandResult,
   type EventMetadata,
+  type HeldStream,
   type InTransaction,
   type LoadedStream,
+  NO_STREAM,
   PostgresEventStore,
   type StreamState,
 } from '@interns/event-store';
@@ -31,10 +32,16 @@ export interface SessionExecuteOptions {
   inTransaction?: InTransaction;
 }
 
+export interface SessionExecuteFromOptions extends SessionExecuteOptions {
+  /** Hears of the session as read again after a conflict, before the commands are decided on it again. */
+  onReloaded?: (reloaded: LoadedSession) => void;
+}
+
 /**
  * Session commands, by session id, through the command handler: `execute` loads the session itself (and
- * again on a race); a run's owner decides on the session it keeps instead (`executeAt`, see OwnedSession). Every
- * session write goes through here, so each run's end is logged here, once (logRunEnds).
+ * again on a race); a run's owner decides on the session it keeps instead, and a new session on no session
+ * (`executeFrom`, `executeNew`). Every session write goes through here, so each run's end is logged here, once
+ * (logRunEnds).
  */
 export class SessionStreams {
   private readonly handler: CommandHandler<SessionState, SessionCommand, SessionEvent>;
@@ -60,31 +67,24 @@ export class SessionStreams {
   }
 
   /**
-   * Decides every command in order on `session` and appends their events at its version, once: a
-   * ConcurrencyError says another writer got there first. A refused command throws before anything is appended.
+   * Decides every command in order on `session` (or on no session) without reading it, and appends their events
+   * at its version; on a race, loads the session and decides all of it again. A refused command throws before
+   * anything is appended.
    */
-  async executeAt(
+  async executeFrom(
     sessionId: string,
-    session: SessionSnapshot,
+    session: HeldStream<SessionState>,
     commands: SessionCommand[],
     metadata: EventMetadata,
-    options: SessionExecuteOptions = {},
+    options: SessionExecuteFromOptions = {},
   ): Promise<SessionWrite> {
-    const write = await this.handler.handleAt(sessionStreamId(sessionId), session, commands, { metadata, inTransaction: options.inTransaction });
+    const write = await this.handler.handleFrom(sessionStreamId(sessionId), session, commands, { metadata, ...options });
     logRunEnds(write, metadata.correlation_id);
     return write;
   }
 
-  /**
-   * `execute` for a session the caller believes new (a chat or invoke without a session id): decided on the
-   * empty session without reading it first; if the stream exists after all, as `execute` (load, decide again).
-   */
-  async executeNew(sessionId: string, commands: SessionCommand[], metadata: EventMetadata, options: SessionExecuteOptions = {}): Promise<SessionWrite> {
-    try {
-      return await this.executeAt(sessionId, { version: 0, state: sessionDecider.initialState() }, commands, metadata, options);
-    } catch (error) {
-      if (!(error instanceof ConcurrencyError)) throw error;
-      return this.execute(sessionId, commands, metadata, options);
-    }
+  /** For a session the caller believes new (a chat or invoke without a session id); if it exists after all, as `execute`. */
+  executeNew(sessionId: string, commands: SessionCommand[], metadata: EventMetadata, options: SessionExecuteOptions = {}): Promise<SessionWrite> {
+    return this.executeFrom(sessionId, NO_STREAM, commands, metadata, options);
   }
 }
