@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { DomainError } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
-import { CommandHandler, type LoadedStream } from './command-handler';
+import { CommandHandler, type LoadedStream, NO_STREAM } from './command-handler';
 import { ConcurrencyError } from './concurrency.error';
 import type { Decider } from './decider';
 import type { EventMetadata } from './event.types';
@@ -37,21 +37,35 @@ const tally: Decider<Tally, TallyCommand, TallyEvent> = {
 const add = (n: number, note = `+${n}`): TallyCommand => ({ type: 'Add', n, note });
 const METADATA: EventMetadata = { correlation_id: 'c-1', causation_id: null, actor: 'spec' };
 
-/** The real store, counting how often a whole stream is read, and letting another writer in after a read. */
+/**
+ * The real store, counting how often a whole stream (or its version alone) is read, and letting another writer in
+ * after a read.
+ */
 class CountingStore extends PostgresEventStore {
   reads = 0;
+  versionReads = 0;
   /** How many of the next reads another writer follows with an append of its own (the reader is then behind). */
   interferences = 0;
 
   override async readStream(streamId: string): Promise<StreamSnapshot> {
     this.reads++;
     const snapshot = await super.readStream(streamId);
-    if (this.interferences > 0) {
-      this.interferences--;
-      const other = { type: 'Added', data: { n: 10, note: 'other' }, metadata: METADATA };
-      await this.appendToStream(streamId, 'tally', snapshot.version, [other]);
-    }
+    await this.interfere(streamId, snapshot.version);
     return snapshot;
+  }
+
+  override async streamVersion(streamId: string): Promise<number> {
+    this.versionReads++;
+    const version = await super.streamVersion(streamId);
+    await this.interfere(streamId, version);
+    return version;
+  }
+
+  private async interfere(streamId: string, version: number): Promise<void> {
+    if (this.interferences === 0) return;
+    this.interferences--;
+    const other = { type: 'Added', data: { n: 10, note: 'other' }, metadata: METADATA };
+    await this.appendToStream(streamId, 'tally', version, [other]);
   }
 }
 
@@ -212,6 +226,95 @@ describe('CommandHandler', () => {
 
     const created = await tallies.handleAt(streamId(), { version: 0, state: tally.initialState() }, add(7), { metadata: METADATA });
     expect(created).toMatchObject({ version: 1, state: { total: 7 } });
+  });
+
+  it('decides first on a state the caller holds without reading; after a conflict loads once, tells onReloaded and decides again', async () => {
+    const id = streamId();
+    const started = await tallies.handle(id, add(1), { metadata: METADATA });
+    store.reads = 0;
+    appended = 0;
+
+    const held = await tallies.handleFrom(id, started, add(2), { metadata: METADATA });
+    expect(store.reads).toBe(0);
+    expect(held).toMatchObject({ version: 2, state: { total: 3 } });
+
+    await tallies.handle(id, add(10, 'other'), { metadata: METADATA });
+    store.reads = 0;
+    const reloaded: LoadedStream<Tally>[] = [];
+    const caughtUp = await tallies.handleFrom(id, held, add(4), { metadata: METADATA, onReloaded: (loaded) => reloaded.push(loaded) });
+    expect(store.reads).toBe(1);
+    expect(reloaded.map(({ version, state }) => ({ version, total: state.total }))).toEqual([{ version: 3, total: 13 }]);
+    expect(caughtUp).toMatchObject({ version: 4, previous: { total: 13 }, state: (await tallies.load(id)).state });
+    expect(appended).toBe(3);
+  });
+
+  it('lets a refusal after catching up propagate, with onReloaded told of the stream as it is', async () => {
+    const id = streamId();
+    const open = await tallies.handle(id, add(1), { metadata: METADATA });
+    await tallies.handle(id, { type: 'Close' }, { metadata: METADATA });
+
+    const seen: LoadedStream<Tally>[] = [];
+    const refused = tallies.handleFrom(id, open, add(2), { metadata: METADATA, onReloaded: (loaded) => seen.push(loaded) });
+    await expect(refused).rejects.toMatchObject({ reason: 'intern_busy' });
+    expect(seen.map(({ version, state }) => ({ version, closed: state.closed }))).toEqual([{ version: 2, closed: true }]);
+    expect((await tallies.load(id)).version).toBe(2);
+  });
+
+  it('gives up a held state after the bounded number of conflicts, appending nothing of its own', async () => {
+    const id = streamId();
+    const stale = await tallies.handle(id, add(1), { metadata: METADATA });
+    await tallies.handle(id, add(1), { metadata: METADATA });
+    const twice = new CommandHandler(store, { decider: tally, streamType: 'tally', attempts: 2 });
+    store.interferences = 1;
+
+    await expect(twice.handleFrom(id, stale, add(1, 'mine'), { metadata: METADATA })).rejects.toBeInstanceOf(ConcurrencyError);
+    const { version, state } = await tallies.load(id);
+    expect(version).toBe(3);
+    expect(state.notes).toEqual(['+1', '+1', 'other']);
+  });
+
+  it('creates a stream expected not to exist without reading it; when it exists after all, decides on it as loaded', async () => {
+    const id = streamId();
+    store.reads = 0;
+    const created = await tallies.handleFrom(id, NO_STREAM, add(7), { metadata: METADATA });
+    expect(store.reads).toBe(0);
+    expect(created).toMatchObject({ version: 1, previous: tally.initialState(), state: { total: 7 } });
+
+    const existing = await tallies.handleFrom(id, NO_STREAM, add(1), { metadata: METADATA });
+    expect(store.reads).toBe(1);
+    expect(existing).toMatchObject({ version: 2, previous: { total: 7 }, state: { total: 8 } });
+
+    const once = tallies.handleAt(id, NO_STREAM, add(1), { metadata: METADATA });
+    await expect(once).rejects.toMatchObject({ expectedVersion: 0, actualVersion: 2 });
+  });
+
+  it('appends at the head reading the version alone, again on a race, and inside the append transaction', async () => {
+    const id = streamId();
+    const fresh = await tallies.handleAtHead(id, add(1), { metadata: METADATA });
+    expect(fresh).toMatchObject({ version: 1, events: [{ type: 'Added', data: { n: 1, note: '+1' } }] });
+    await tallies.handle(id, add(2), { metadata: METADATA });
+    store.reads = 0;
+    store.versionReads = 0;
+    appended = 0;
+
+    const logged = await tallies.handleAtHead(id, add(3), { metadata: METADATA });
+    expect(logged).toMatchObject({ version: 3, previous: tally.initialState(), state: { total: 3 } });
+    store.interferences = 1;
+    const raced = await tallies.handleAtHead(id, add(4), { metadata: METADATA });
+    expect(raced.version).toBe(5);
+    expect(store.reads).toBe(0);
+    expect(store.versionReads).toBe(3);
+    expect(appended).toBe(2);
+    expect((await tallies.load(id)).state.notes).toEqual(['+1', '+2', '+3', 'other', '+4']);
+
+    const refused = tallies.handleAtHead(id, add(5), {
+      metadata: METADATA,
+      inTransaction: async () => {
+        throw new Error('not recorded');
+      },
+    });
+    await expect(refused).rejects.toThrow('not recorded');
+    expect(await store.streamVersion(id)).toBe(5);
   });
 
   it('returns events and state in their stored form, as a reload would see them', async () => {

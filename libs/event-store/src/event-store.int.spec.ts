@@ -86,6 +86,19 @@ describe('PostgresEventStore', () => {
     expect(await store.readStream(`missing-${randomUUID()}`)).toEqual({ version: 0, events: [] });
   });
 
+  it('tells a stream\'s version alone: 0 when missing, its head after appends, unchanged by a rolled-back append', async () => {
+    const streamId = `intern-${randomUUID()}`;
+    expect(await store.streamVersion(streamId)).toBe(0);
+
+    await store.appendToStream(streamId, 'intern', 0, [event('created', {}), event('renamed', { to: 'a' })]);
+    expect(await store.streamVersion(streamId)).toBe(2);
+
+    const failing = { inTransaction: async () => Promise.reject(new Error('rolled back')) };
+    await expect(store.appendToStream(streamId, 'intern', 2, [event('renamed', { to: 'b' })], failing)).rejects.toThrow('rolled back');
+    expect(await store.streamVersion(streamId)).toBe(2);
+    expect(await store.streamVersion(streamId)).toBe((await store.readStream(streamId)).version);
+  });
+
   it('appends and reads back with positions, transaction id and metadata', async () => {
     const streamId = `intern-${randomUUID()}`;
     const meta = metadata();

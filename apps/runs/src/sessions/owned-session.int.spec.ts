@@ -2,24 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@interns/contracts';
 import { openDatabase } from '@interns/database';
-import { type EventMetadata, PostgresEventStore } from '@interns/event-store';
+import { type EventMetadata, PostgresEventStore, type StreamSnapshot } from '@interns/event-store';
 import type { RunProgressEvent, SessionCommand } from '@interns/runs-domain';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
 import { RUNS_MIGRATIONS } from '../migrations';
 import { OwnedSession } from './owned-session';
 import { sessionReadModelProjection } from './session-read-model.projection';
-import { type LoadedSession, SessionStreams } from './session-streams';
+import { SessionStreams } from './session-streams';
 
 const METADATA: EventMetadata = { correlation_id: 'c-1', causation_id: null, actor: 'member:alice' };
 const at = '2026-11-21T10:00:00.000Z';
 
-/** The real streams, counting how often a whole session stream is read. */
-class CountingStreams extends SessionStreams {
+/** The real store, counting how often a whole session stream is read (by a load or a reload after a conflict). */
+class CountingStore extends PostgresEventStore {
   loads = 0;
 
-  override load(sessionId: string): Promise<LoadedSession> {
+  override readStream(streamId: string): Promise<StreamSnapshot> {
     this.loads++;
-    return super.load(sessionId);
+    return super.readStream(streamId);
   }
 }
 
@@ -32,7 +32,8 @@ const progress = (runId: string, text: string): SessionCommand => ({
 describe('OwnedSession', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
-  let streams: CountingStreams;
+  let store: CountingStore;
+  let streams: SessionStreams;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -43,7 +44,8 @@ describe('OwnedSession', () => {
       applicationName: 'owned-session.int.spec',
       migrate: true,
     });
-    streams = new CountingStreams(new PostgresEventStore(dataSource, { schema: 'runs', projections: [sessionReadModelProjection] }));
+    store = new CountingStore(dataSource, { schema: 'runs', projections: [sessionReadModelProjection] });
+    streams = new SessionStreams(store);
   });
 
   afterAll(async () => {
@@ -63,7 +65,7 @@ describe('OwnedSession', () => {
       ],
       METADATA,
     );
-    streams.loads = 0;
+    store.loads = 0;
     return { owned: new OwnedSession(streams, sessionId, session), sessionId, runId };
   }
 
@@ -72,7 +74,7 @@ describe('OwnedSession', () => {
     for (let turn = 1; turn <= 100; turn++) await owned.execute([progress(runId, `turn ${turn}`)], METADATA);
     await owned.execute([{ type: 'FinishRunAtLimit', runId, at }], METADATA);
 
-    expect(streams.loads).toBe(0);
+    expect(store.loads).toBe(0);
     const reloaded = await streams.load(sessionId);
     expect(reloaded.version).toBe(2 + 100 + 1);
     expect(owned.state).toEqual(reloaded.state);
@@ -82,7 +84,7 @@ describe('OwnedSession', () => {
     const { owned, sessionId, runId } = await startedRun();
     await Promise.all(Array.from({ length: 20 }, (_, index) => owned.execute([progress(runId, `piece ${index}`)], METADATA)));
 
-    expect(streams.loads).toBe(0);
+    expect(store.loads).toBe(0);
     const reloaded = await streams.load(sessionId);
     expect(reloaded.events.filter((event) => event.type === 'OutputProduced')).toHaveLength(20);
     expect(reloaded.version).toBe(22);
@@ -91,10 +93,10 @@ describe('OwnedSession', () => {
   it('catches up once with what another writer appended, and decides on that', async () => {
     const { owned, sessionId, runId } = await startedRun();
     await streams.execute(sessionId, [{ type: 'JoinPrompt', text: 'also this', at }], METADATA);
-    streams.loads = 0;
+    store.loads = 0;
 
     await owned.execute([progress(runId, 'after the steer')], METADATA);
-    expect(streams.loads).toBe(1);
+    expect(store.loads).toBe(1);
     expect((await streams.load(sessionId)).events.map((event) => event.type)).toEqual([
       'SessionOpened',
       'RunStarted',
