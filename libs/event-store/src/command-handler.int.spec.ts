@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: every way into the one append path against one tally decider and one counting store.
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@interns/contracts';

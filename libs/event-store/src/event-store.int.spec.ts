@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: the store's whole contract (append, read, version, conflicts, replays, sizes) on one schema.
 import { randomUUID } from 'node:crypto';
 import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { openDatabase } from '@interns/database';
