@@ -14,15 +14,15 @@ import type {
   VaultSecret,
   VaultSecretList,
 } from '@interns/contracts';
-import { eventMetadata, retryOnConcurrency, type PostgresEventStore } from '@interns/event-store';
+import { CommandHandler, type Decider, eventMetadata, type PostgresEventStore } from '@interns/event-store';
 import type { VaultSealer } from '@interns/vault';
 import { visibleInternRow } from '../interns/visible-intern';
-import { LIFECYCLE_SCHEMA } from '../migrations';
 
 /** The audit of a vault's writes (interface section 18): one stream per vault, in lifecycle's event store. */
 export const VAULT_AUDIT_STREAM_TYPE = 'vault-audit';
 export const vaultAuditStreamId = (vaultId: string): string => `vault-audit-${vaultId}`;
 export const VAULT_AUDIT_EVENT_TYPES = { written: 'VaultSecretWritten', deleted: 'VaultSecretDeleted' } as const;
+type VaultAuditEventType = (typeof VAULT_AUDIT_EVENT_TYPES)[keyof typeof VAULT_AUDIT_EVENT_TYPES];
 
 /** A vault as a request names it: its id, its kind, and the intern it belongs to (intern scope). */
 interface ResolvedVault {
@@ -49,6 +49,34 @@ function secretNotFound(name: string): DomainError {
   return new DomainError('not_found', `secret ${name} not found`);
 }
 
+/** One write or delete of a secret as its vault's audit records it. */
+interface VaultAuditRecord {
+  type: VaultAuditEventType;
+  vault: ResolvedVault;
+  name: string;
+  fingerprint: string;
+  /** `callerId` of who asked. */
+  actor: string;
+  at: string;
+}
+
+type VaultAuditEvent = {
+  type: VaultAuditEventType;
+  data: Pick<ResolvedVault, 'scope' | 'vaultId' | 'workspaceId' | 'internId'> & Pick<VaultAuditRecord, 'name' | 'fingerprint' | 'actor' | 'at'>;
+};
+
+/** An audit decides nothing on its past: every record is one event, so appending never reads the stream's events. */
+const vaultAuditDecider: Decider<null, VaultAuditRecord, VaultAuditEvent> = {
+  initialState: () => null,
+  evolve: (state) => state,
+  decide: ({ type, vault, name, fingerprint, actor, at }) => [
+    {
+      type,
+      data: { scope: vault.scope, vaultId: vault.vaultId, workspaceId: vault.workspaceId, internId: vault.internId, name, fingerprint, actor, at },
+    },
+  ],
+};
+
 /**
  * The vault's secrets (interface section 18). Values arrive with a write and are sealed at once to the vault's
  * public key (VaultSealer): this service stores what it cannot open. Fingerprints are HMAC-SHA256 under a key of
@@ -59,12 +87,15 @@ function secretNotFound(name: string): DomainError {
  */
 export class VaultService {
   private secrets: Promise<{ fingerprint: string; digest: string }> | null = null;
+  private readonly audit: CommandHandler<null, VaultAuditRecord, VaultAuditEvent>;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly store: PostgresEventStore,
+    store: PostgresEventStore,
     private readonly sealer: VaultSealer,
-  ) {}
+  ) {
+    this.audit = new CommandHandler(store, { decider: vaultAuditDecider, streamType: VAULT_AUDIT_STREAM_TYPE });
+  }
 
   async list(request: VaultListRequest): Promise<VaultSecretList> {
     const vault = await this.resolve(request.context, request.scope);
@@ -188,32 +219,18 @@ export class VaultService {
   private async audited(
     vault: ResolvedVault,
     context: RequestContext,
-    entries: { type: string; name: string; fingerprint: string }[],
+    entries: { type: VaultAuditEventType; name: string; fingerprint: string }[],
     write: (manager: EntityManager) => Promise<void>,
   ): Promise<void> {
-    const streamId = vaultAuditStreamId(vault.vaultId);
+    const actor = callerId(context.principal);
     const at = new Date().toISOString();
-    const events = entries.map((entry) => ({
-      type: entry.type,
-      data: {
-        scope: vault.scope,
-        vaultId: vault.vaultId,
-        workspaceId: vault.workspaceId,
-        internId: vault.internId,
-        name: entry.name,
-        fingerprint: entry.fingerprint,
-        actor: callerId(context.principal),
-        at,
-      },
-      metadata: eventMetadata(context),
-    }));
-    // Two writers to one vault meet on the audit stream's version: the second reads it again and retries.
-    await retryOnConcurrency(async () => {
-      const [row]: { version: number }[] = await this.dataSource.query(`SELECT version FROM ${LIFECYCLE_SCHEMA}.streams WHERE stream_id = $1`, [
-        streamId,
-      ]);
-      await this.store.appendToStream(streamId, VAULT_AUDIT_STREAM_TYPE, row?.version ?? 0, events, { inTransaction: write });
-    });
+    // Two writers to one vault meet on the audit stream's version: the second reads its head again and retries
+    // (with `write`, which rolls back with the append it lost).
+    await this.audit.handleAtHead(
+      vaultAuditStreamId(vault.vaultId),
+      entries.map((entry) => ({ ...entry, vault, actor, at })),
+      { metadata: eventMetadata(context), inTransaction: write },
+    );
   }
 
   private async digestOf(value: string): Promise<string> {
