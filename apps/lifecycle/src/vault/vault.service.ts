@@ -224,8 +224,8 @@ export class VaultService {
   ): Promise<void> {
     const actor = callerId(context.principal);
     const at = new Date().toISOString();
-    // Two writers to one vault meet on the audit stream's version: the second reads its head again and retries
-    // (with `write`, which rolls back with the append it lost).
+    // Two writers to one vault meet on the audit stream's version: the second reads its head again and tries again,
+    // `write` included (it runs only in the append that commits).
     await this.audit.handleAtHead(
       vaultAuditStreamId(vault.vaultId),
       entries.map((entry) => ({ ...entry, vault, actor, at })),
