@@ -107,37 +107,30 @@ export class LiveRun {
     return handback;
   }
 
+  /** Runs one effect; one without I/O runs at once and returns nothing to await. */
   private perform(effect: RunEffect, handback: Handback): Promise<void> | undefined {
     switch (effect.type) {
       case 'count_active_run':
-        activeRunsGauge.inc();
-        return undefined;
+        return void activeRunsGauge.inc();
       case 'arm_execution_deadline':
         this.deadline = setTimeout(() => void this.feed({ type: 'execution_deadline' }), this.env.settings.executionDeadlineMs);
-        this.deadline.unref();
-        return undefined;
+        return void this.deadline.unref();
       case 'disarm_execution_deadline':
         if (this.deadline !== null) clearTimeout(this.deadline);
         return undefined;
       case 'measure_run':
         activeRunsGauge.dec();
-        runDurationHistogram.observe({ ending: effect.ending }, (performance.now() - this.startedAt) / 1000);
-        return undefined;
+        return void runDurationHistogram.observe({ ending: effect.ending }, (performance.now() - this.startedAt) / 1000);
       case 'attach_response':
-        this.attach(effect.stream);
-        return undefined;
+        return void this.attach(effect.stream);
       case 'detach_response':
-        this.response?.detach();
-        return undefined;
+        return void this.response?.detach();
       case 'abandon_response':
-        this.response?.abandon();
-        return undefined;
+        return void this.response?.abandon();
       case 'end_response_with_question':
-        this.takeResponse()?.endWithQuestion(effect.toolCallId, effect.question);
-        return undefined;
+        return void this.takeResponse()?.endWithQuestion(effect.toolCallId, effect.question);
       case 'end_response_with_run':
-        this.takeResponse()?.endWithRun(effect.ending, effect.outcome, effect.usage);
-        return undefined;
+        return void this.takeResponse()?.endWithRun(effect.ending, effect.outcome, effect.usage);
       case 'record':
         return this.recorder.record([], effect.command, effect.correlationId).then(() => undefined);
       case 'record_answer':
@@ -152,34 +145,27 @@ export class LiveRun {
       case 'record_ending':
         return this.recordEnding(effect, handback);
       case 'queue_steering':
-        this.steering.push(effect.text);
-        return undefined;
+        return void this.steering.push(effect.text);
       case 'stop_loop':
-        this.abort.abort(new RunStopped());
-        return undefined;
+        return void this.abort.abort(new RunStopped());
       case 'await_answer':
         return this.question
           .wait(effect.toolCallId, this.env.settings.interactionDeadlineMs, () => void this.feed({ type: 'interaction_deadline', toolCallId: effect.toolCallId }))
           .then((answer) => void (handback.answer = answer));
       case 'settle_question':
-        this.question.settle(effect.toolCallId, effect.answer);
-        return undefined;
+        return void this.question.settle(effect.toolCallId, effect.answer);
       case 'give_up_question':
-        this.question.giveUp();
-        return undefined;
+        return void this.question.giveUp();
       case 'withhold_answer':
-        handback.answer = null;
-        return undefined;
+        return void (handback.answer = null);
       case 'log_error':
-        this.logger.error(effect.message);
-        return undefined;
+        return void this.logger.error(effect.message);
       case 'flush_log':
         return this.log.flushed();
       case 'await_finished':
         return this.finished;
       case 'reply':
-        handback.reply = effect.reply;
-        return undefined;
+        return void (handback.reply = effect.reply);
       default: {
         const unknown: never = effect;
         throw new Error(`unknown run effect ${JSON.stringify(unknown)}`);

@@ -1,5 +1,5 @@
 // Longer than 300 lines on purpose: every transition of the run workflow, given/when/then, beside each other.
-import type { ElicitationQuestion, ParsedAnswer, SessionMessage } from '@interns/contracts';
+import type { ElicitationQuestion, ErrorReason, ParsedAnswer, SessionMessage, Usage } from '@interns/contracts';
 import { workflowSpec } from '../testing/workflow-spec';
 import type { Ending } from './run-ending';
 import { decide, evolve, initialRunState, isStopped } from './run-workflow';
@@ -18,7 +18,7 @@ const allow: ParsedAnswer = { kind: 'permission', option: 'allow_once' };
 
 const message = (sent: SessionMessage): RunInput => ({ type: 'message', message: sent, at });
 const ok: RunEffect = { type: 'reply', reply: { ok: true } };
-const refused = (reason: string, text: string): RunEffect => ({ type: 'reply', reply: { ok: false, kind: 'service_error', reason, message: text } as never });
+const refused = (reason: ErrorReason, text: string): RunEffect => ({ type: 'reply', reply: { ok: false, kind: 'service_error', reason, message: text } });
 const notActive = refused('run_not_active', 'the run has already ended');
 const stopped = (ending: Ending): RunEffect[] => [{ type: 'stop_loop', ending }, { type: 'give_up_question' }];
 
@@ -104,8 +104,8 @@ describe('run workflow', () => {
 
     it('replies with the session’s refusal as it is', () => {
       given(waiting)
-        .when({ type: 'answer_refused', refusal: { kind: 'service_error', reason: 'invalid_answer', message: 'not an option' } as never })
-        .then([refused('invalid_answer', 'not an option')]);
+        .when({ type: 'answer_refused', refusal: { kind: 'service_error', reason: 'invalid_body', message: 'not an option' } })
+        .then([refused('invalid_body', 'not an option')]);
     });
   });
 
@@ -297,14 +297,14 @@ describe('run workflow', () => {
 
     it('records the model provider’s error as the run’s, without logging it', () => {
       given(going)
-        .when({ type: 'loop_failed', failure: { kind: 'model', reason: 'model_unavailable', message: 'the model is down' } as never, at })
+        .when({ type: 'loop_failed', failure: { kind: 'model', reason: 'configuration_error', message: 'the model is down' }, at })
         .then(
           concluded(
             {
               type: 'record_ending',
-              command: { type: 'FinishRun', runId: 'run-1', error: { reason: 'model_unavailable', message: 'the model is down' }, at },
+              command: { type: 'FinishRun', runId: 'run-1', error: { reason: 'configuration_error', message: 'the model is down' }, at },
               ending: null,
-              outcome: { finish: 'error', reason: 'model_unavailable', message: 'the model is down' } as never,
+              outcome: { finish: 'error', reason: 'configuration_error', message: 'the model is down' },
             },
             'error',
           ),
@@ -330,7 +330,7 @@ describe('run workflow', () => {
   });
 
   describe('the end is recorded', () => {
-    const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } as never;
+    const usage: Usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
     const recordedAs = (ending: Ending | null): RunEffect => ({
       type: 'record_ending',
       command: { type: 'FinishRun', runId: 'run-1', error: null, at },
