@@ -52,7 +52,12 @@ describe('LiveRun', () => {
   });
 
   /** A run started as RunHost starts it, on a new session, running `prompt` with the scripted model. */
-  async function startRun(prompt: string, origin: SessionOrigin, stream: LiveStream | null = null): Promise<{ run: LiveRun; sessionId: string; runId: string }> {
+  async function startRun(
+    prompt: string,
+    origin: SessionOrigin,
+    stream: LiveStream | null = null,
+    settings: Partial<RunEnvironment['settings']> = {},
+  ): Promise<{ run: LiveRun; sessionId: string; runId: string }> {
     const sessionId = randomUUID();
     const runId = randomUUID();
     const internId = randomUUID();
@@ -79,7 +84,8 @@ describe('LiveRun', () => {
       stream,
       correlationId: 'c-1',
     };
-    return { run: new LiveRun(spec, env, { version: started.version, state: started.state }), sessionId, runId };
+    const runEnv = { ...env, settings: { ...env.settings, ...settings } };
+    return { run: new LiveRun(spec, runEnv, { version: started.version, state: started.state }), sessionId, runId };
   }
 
   const recorded = async (sessionId: string): Promise<StoredEvent[]> => (await store.readStream(sessionStreamId(sessionId))).events;
@@ -153,5 +159,23 @@ describe('LiveRun', () => {
     await run.shutdown();
 
     expect((await recorded(sessionId)).at(-1)).toMatchObject({ type: 'RunCancelled', data: { runId, reason: 'owner_lost' } });
+  });
+
+  it('expires the question nobody answered in time, and ends the run for it', async () => {
+    const { run, sessionId } = await startRun('/ask who are you?', 'chat', { streamId: randomUUID(), created: 1_800_000_000 }, { interactionDeadlineMs: 200 });
+    const toolCallId = await askedQuestion(sessionId);
+    await run.finished;
+
+    const [expired, cancelled] = (await recorded(sessionId)).slice(-2);
+    expect(expired).toMatchObject({ type: 'QuestionExpired', data: { toolCallId } });
+    expect(cancelled).toMatchObject({ type: 'RunCancelled', data: { reason: 'interaction_deadline' } });
+    await expect(run.receive(answer(toolCallId, accept('late')))).resolves.toMatchObject({ ok: false });
+  });
+
+  it('ends the run at its execution deadline', async () => {
+    const { run, sessionId, runId } = await startRun('/sleep 60000', 'chat', { streamId: randomUUID(), created: 1_800_000_000 }, { executionDeadlineMs: 200 });
+    await run.finished;
+
+    expect((await recorded(sessionId)).at(-1)).toMatchObject({ type: 'RunCancelled', data: { runId, reason: 'execution_deadline' } });
   });
 });

@@ -66,7 +66,7 @@ export class LiveRun {
     this.recorder = new RunRecorder(new OwnedSession(env.streams, spec.sessionId, session), spec);
     this.log = RunChunkLog.of(env.nc, env.subjects.runs.chunks(spec.runId));
     this.state = initialRunState(spec);
-    void this.feed({ type: 'started', stream: spec.stream });
+    this.feedAtOnce({ type: 'started', stream: spec.stream });
     this.finished = new Promise((resolve) => setImmediate(() => void this.execute().finally(resolve)));
   }
 
@@ -107,13 +107,21 @@ export class LiveRun {
     return handback;
   }
 
+  /** Runs the effects of an input that needs no I/O (the start, a stop) at once: what they throw, the caller gets. */
+  private feedAtOnce(input: RunInput): void {
+    for (const effect of decide(input, this.state)) {
+      this.state = evolve(this.state, effect);
+      if (this.perform(effect, {}) !== undefined) throw new Error(`the run workflow awaits I/O on ${input.type}, fed as needing none`);
+    }
+  }
+
   /** Runs one effect; one without I/O runs at once and returns nothing to await. */
   private perform(effect: RunEffect, handback: Handback): Promise<void> | undefined {
     switch (effect.type) {
       case 'count_active_run':
         return void activeRunsGauge.inc();
       case 'arm_execution_deadline':
-        this.deadline = setTimeout(() => void this.feed({ type: 'execution_deadline' }), this.env.settings.executionDeadlineMs);
+        this.deadline = setTimeout(() => this.feedAtOnce({ type: 'execution_deadline' }), this.env.settings.executionDeadlineMs);
         return void this.deadline.unref();
       case 'disarm_execution_deadline':
         if (this.deadline !== null) clearTimeout(this.deadline);
@@ -150,7 +158,7 @@ export class LiveRun {
         return void this.abort.abort(new RunStopped());
       case 'await_answer':
         return this.question
-          .wait(effect.toolCallId, this.env.settings.interactionDeadlineMs, () => void this.feed({ type: 'interaction_deadline', toolCallId: effect.toolCallId }))
+          .wait(effect.toolCallId, this.env.settings.interactionDeadlineMs, () => this.feedAtOnce({ type: 'interaction_deadline', toolCallId: effect.toolCallId }))
           .then((answer) => void (handback.answer = answer));
       case 'settle_question':
         return void this.question.settle(effect.toolCallId, effect.answer);
@@ -263,7 +271,7 @@ export class LiveRun {
   }
 
   private stopByCaller(): never {
-    void this.feed({ type: 'loop_cancelled_by_answer' });
+    this.feedAtOnce({ type: 'loop_cancelled_by_answer' });
     throw new RunStopped();
   }
 
