@@ -144,10 +144,7 @@ export class LiveRun {
       case 'record_answer':
         return this.recordAnswer(effect, handback);
       case 'record_question':
-        return this.recorder
-          .record(this.recorder.takeOutput(), effect.command)
-          .then(() => this.feed({ type: 'question_recorded', toolCallId: effect.toolCallId, question: effect.question }))
-          .then((next) => void Object.assign(handback, next));
+        return this.recordQuestion(effect, handback);
       case 'answer_with_fallback':
         return this.answerWithFallback(effect.toolCallId, handback);
       case 'record_ending':
@@ -213,6 +210,12 @@ export class LiveRun {
       return;
     }
     Object.assign(handback, await this.feed({ type: 'answer_recorded', toolCallId, stream, answer: answerIn(events), waitingOn }));
+  }
+
+  /** Records the question with the output streamed so far; what comes of it is the workflow's next decision. */
+  private async recordQuestion(effect: Extract<RunEffect, { type: 'record_question' }>, handback: Handback): Promise<void> {
+    await this.recorder.record(this.recorder.takeOutput(), effect.command);
+    Object.assign(handback, await this.feed({ type: 'question_recorded', toolCallId: effect.toolCallId, question: effect.question }));
   }
 
   private async answerWithFallback(toolCallId: string, handback: Handback): Promise<void> {
