@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
-import { chunkIdOf, DomainError, sessionRefusal } from '@interns/contracts';
+import { chunkIdOf, DomainError } from '@interns/contracts';
 import type { ParsedAnswer, Question, SessionMessage, SessionMessageReply } from '@interns/contracts';
 import { runUsage } from '@interns/runs-domain';
 import type { SessionEvent } from '@interns/runs-domain';
@@ -12,12 +12,12 @@ import type { SessionSnapshot } from '../sessions/session-streams';
 import { AgentLoop } from './agent-loop';
 import type { RunControls } from './agent-loop';
 import { PendingQuestion } from './pending-question';
-import { endingCommand } from './run-ending';
-import type { Ending, Outcome } from './run-ending';
 import { RunChunkLog } from './run-chunk-log';
 import { RunRecorder } from './run-recorder';
 import { RunResponsePublisher } from './run-response.publisher';
 import type { LiveStream, RunEnvironment, RunSpec } from './run-spec';
+import { decide, evolve, initialRunState, isStopped } from './run-workflow';
+import type { LoopFailure, RunEffect, RunInput, RunWorkflowState } from './run-workflow';
 import { activeRunsGauge, runDurationHistogram } from './runs.metrics';
 
 class RunStopped extends Error {
@@ -26,13 +26,20 @@ class RunStopped extends Error {
   }
 }
 
+/** What running an input's effects hands back to whoever fed it: the caller's reply, the loop's answer. */
+interface Handback {
+  reply?: SessionMessageReply;
+  answer?: ParsedAnswer | null;
+}
+
 /**
  * One going run on its owning replica: its life from start to recorded end, its chunk log, and its link to
- * the client. Messages for it (steering, answers, a client that left, a cancel, the intern ending it) arrive
- * through `receive`; it stops on them, on its deadlines, or on shutdown, and asks the caller when the loop
- * needs an answer. The model turns and tools are the AgentLoop's, shell consent is the session's
- * (`shellConsent`), the responses' chunks and endings are the RunResponsePublisher's, each written to the run's
- * log (RunChunkLog) and, while a client reads it live, to its chat stream.
+ * the client. What the run does on a message (steering, answers, a client that left, a cancel, the intern ending
+ * it), a deadline, the loop's result or shutdown is the run workflow's (run-workflow.ts) decision; LiveRun only
+ * feeds it those inputs and runs the effects it decides: the record, the responses, the loop, the timers.
+ * The model turns and tools are the AgentLoop's, shell consent is the session's (`shellConsent`), the responses'
+ * chunks and endings are the RunResponsePublisher's, each written to the run's log (RunChunkLog) and, while a
+ * client reads it live, to its chat stream.
  */
 export class LiveRun {
   private readonly logger = new Logger('Run');
@@ -43,9 +50,9 @@ export class LiveRun {
   private readonly log: RunChunkLog;
   /** The response being written now (read live or not); none while the run waits on an answer. */
   private response: RunResponsePublisher | null = null;
-  private ending: Ending | null = null;
+  private state: RunWorkflowState;
   private readonly steering: string[] = [];
-  private readonly deadline: NodeJS.Timeout;
+  private deadline: NodeJS.Timeout | null = null;
   private readonly startedAt = performance.now();
   /** Settles when the run has ended and its ending is recorded. */
   readonly finished: Promise<void>;
@@ -58,10 +65,8 @@ export class LiveRun {
   ) {
     this.recorder = new RunRecorder(new OwnedSession(env.streams, spec.sessionId, session), spec);
     this.log = RunChunkLog.of(env.nc, env.subjects.runs.chunks(spec.runId));
-    activeRunsGauge.inc();
-    this.attach(spec.stream);
-    this.deadline = setTimeout(() => this.stop({ reason: 'execution_deadline', tell: 'run_ended' }), env.settings.executionDeadlineMs);
-    this.deadline.unref();
+    this.state = initialRunState(spec);
+    this.feedAtOnce({ type: 'started', stream: spec.stream });
     this.finished = new Promise((resolve) => setImmediate(() => void this.execute().finally(resolve)));
   }
 
@@ -78,49 +83,99 @@ export class LiveRun {
   }
 
   async receive(message: SessionMessage): Promise<SessionMessageReply> {
-    switch (message.type) {
-      case 'steer':
-        // A run that ended in between refuses as a cancel does; the steering caller then starts a new run.
-        if (this.ending !== null) return sessionRefusal('run_not_active', 'the run has already ended');
-        await this.recorder.record([], { type: 'JoinPrompt', text: message.text, at: now() }, message.correlationId);
-        this.steering.push(message.text);
-        return { ok: true };
-      case 'answer':
-        return this.answer(message);
-      case 'disconnect':
-        if (this.response !== null && this.response.streamId === message.streamId) {
-          if (message.background) this.response.detach();
-          else this.stop({ reason: 'client_disconnected', tell: 'nothing' });
-        }
-        return { ok: true };
-      case 'cancel':
-        if (this.ending !== null) return sessionRefusal('run_not_active', 'the run has already ended');
-        this.stop({ reason: 'caller_cancelled', tell: 'stop' });
-        return { ok: true };
-      case 'probe':
-        return { ok: true };
-      case 'end':
-        this.stop({ reason: message.reason, tell: 'run_ended' });
-        await this.finished;
-        return { ok: true };
-      default: {
-        const unknown: never = message;
-        return sessionRefusal('invalid_body', `unknown session message ${JSON.stringify(unknown)}`);
-      }
+    const { reply } = await this.feed({ type: 'message', message, at: now() });
+    if (reply === undefined) throw new Error(`the run workflow gave no reply to ${message.type}`);
+    return reply;
+  }
+
+  /** Ends the run because this replica is going away. */
+  async shutdown(): Promise<void> {
+    await this.feed({ type: 'shutdown' });
+  }
+
+  /**
+   * Runs the effects the workflow decides on `input`, in order, evolving the state by each as it runs. An effect
+   * without I/O runs at once (no await): what it changes is there before any other input is decided.
+   */
+  private async feed(input: RunInput): Promise<Handback> {
+    const handback: Handback = {};
+    for (const effect of decide(input, this.state)) {
+      this.state = evolve(this.state, effect);
+      const pending = this.perform(effect, handback);
+      if (pending !== undefined) await pending;
+    }
+    return handback;
+  }
+
+  /** Runs the effects of an input that needs no I/O (the start, a stop) at once: what they throw, the caller gets. */
+  private feedAtOnce(input: RunInput): void {
+    for (const effect of decide(input, this.state)) {
+      this.state = evolve(this.state, effect);
+      if (this.perform(effect, {}) !== undefined) throw new Error(`the run workflow awaits I/O on ${input.type}, fed as needing none`);
     }
   }
 
-  /** Ends the run because this replica is going away; an attached client learns it as a retryable error. */
-  async shutdown(): Promise<void> {
-    this.stop({ reason: 'owner_lost', tell: 'internal_error' });
-    await this.finished;
-  }
-
-  private stop(ending: Ending): void {
-    if (this.ending !== null) return;
-    this.ending = ending;
-    this.abort.abort(new RunStopped());
-    this.question.giveUp();
+  /** Runs one effect; one without I/O runs at once and returns nothing to await. */
+  private perform(effect: RunEffect, handback: Handback): Promise<void> | undefined {
+    switch (effect.type) {
+      case 'count_active_run':
+        return void activeRunsGauge.inc();
+      case 'arm_execution_deadline':
+        this.deadline = setTimeout(() => this.feedAtOnce({ type: 'execution_deadline' }), this.env.settings.executionDeadlineMs);
+        return void this.deadline.unref();
+      case 'disarm_execution_deadline':
+        if (this.deadline !== null) clearTimeout(this.deadline);
+        return undefined;
+      case 'measure_run':
+        activeRunsGauge.dec();
+        return void runDurationHistogram.observe({ ending: effect.ending }, (performance.now() - this.startedAt) / 1000);
+      case 'attach_response':
+        return void this.attach(effect.stream);
+      case 'detach_response':
+        return void this.response?.detach();
+      case 'abandon_response':
+        return void this.response?.abandon();
+      case 'end_response_with_question':
+        return void this.takeResponse()?.endWithQuestion(effect.toolCallId, effect.question);
+      case 'end_response_with_run':
+        return void this.takeResponse()?.endWithRun(effect.ending, effect.outcome, effect.usage);
+      case 'record':
+        return this.recorder.record([], effect.command, effect.correlationId).then(() => undefined);
+      case 'record_answer':
+        return this.recordAnswer(effect, handback);
+      case 'record_question':
+        return this.recordQuestion(effect, handback);
+      case 'answer_with_fallback':
+        return this.answerWithFallback(effect.toolCallId, handback);
+      case 'record_ending':
+        return this.recordEnding(effect, handback);
+      case 'queue_steering':
+        return void this.steering.push(effect.text);
+      case 'stop_loop':
+        return void this.abort.abort(new RunStopped());
+      case 'await_answer':
+        return this.question
+          .wait(effect.toolCallId, this.env.settings.interactionDeadlineMs, () => this.feedAtOnce({ type: 'interaction_deadline', toolCallId: effect.toolCallId }))
+          .then((answer) => void (handback.answer = answer));
+      case 'settle_question':
+        return void this.question.settle(effect.toolCallId, effect.answer);
+      case 'give_up_question':
+        return void this.question.giveUp();
+      case 'withhold_answer':
+        return void (handback.answer = null);
+      case 'log_error':
+        return void this.logger.error(effect.message);
+      case 'flush_log':
+        return this.log.flushed();
+      case 'await_finished':
+        return this.finished;
+      case 'reply':
+        return void (handback.reply = effect.reply);
+      default: {
+        const unknown: never = effect;
+        throw new Error(`unknown run effect ${JSON.stringify(unknown)}`);
+      }
+    }
   }
 
   /** Starts the run's next response: read live on `stream` (chat), or kept in the log only. */
@@ -138,64 +193,59 @@ export class LiveRun {
     });
   }
 
-  private async answer(message: Extract<SessionMessage, { type: 'answer' }>): Promise<SessionMessageReply> {
-    const waitingOn = this.question.toolCallId;
+  private takeResponse(): RunResponsePublisher | null {
+    const response = this.response;
+    this.response = null;
+    return response;
+  }
+
+  private async recordAnswer(effect: Extract<RunEffect, { type: 'record_answer' }>, handback: Handback): Promise<void> {
+    const { toolCallId, raw, stream, correlationId, waitingOn } = effect;
+    let events: SessionEvent[];
     try {
-      // The decider judges every answer (unknown, no longer pending, not offered), open question or not.
-      const command = { type: 'AnswerQuestion', toolCallId: message.toolCallId, raw: message.content, by: 'caller' } as const;
-      const answer = answerIn(await this.recorder.record([], command, message.correlationId));
-      if (waitingOn !== message.toolCallId || answer === null) {
-        return sessionRefusal('interaction_not_pending', 'the question is no longer pending');
-      }
-      // The answer's response is there before the loop goes on with the answer.
-      this.attach(message.stream);
-      this.question.settle(message.toolCallId, answer);
-      return { ok: true };
+      events = await this.recorder.record([], { type: 'AnswerQuestion', toolCallId, raw, by: 'caller' }, correlationId);
     } catch (error) {
-      if (error instanceof DomainError) return { ok: false, ...error.toPayload() };
-      throw error;
+      if (!(error instanceof DomainError)) throw error;
+      Object.assign(handback, await this.feed({ type: 'answer_refused', refusal: error.toPayload() }));
+      return;
+    }
+    Object.assign(handback, await this.feed({ type: 'answer_recorded', toolCallId, stream, answer: answerIn(events), waitingOn }));
+  }
+
+  /** Records the question with the output streamed so far; what comes of it is the workflow's next decision. */
+  private async recordQuestion(effect: Extract<RunEffect, { type: 'record_question' }>, handback: Handback): Promise<void> {
+    await this.recorder.record(this.recorder.takeOutput(), effect.command);
+    Object.assign(handback, await this.feed({ type: 'question_recorded', toolCallId: effect.toolCallId, question: effect.question }));
+  }
+
+  private async answerWithFallback(toolCallId: string, handback: Handback): Promise<void> {
+    const events = await this.recorder.record([], { type: 'AnswerQuestion', toolCallId, raw: FALLBACK_ANSWER, by: 'fallback' });
+    const answer = answerIn(events);
+    if (answer === null) throw new Error('the fallback answer was not recorded');
+    handback.answer = answer;
+  }
+
+  /** Records the run's end, then ends its response; if either fails, the response is abandoned. */
+  private async recordEnding(effect: Extract<RunEffect, { type: 'record_ending' }>, handback: Handback): Promise<void> {
+    try {
+      // The usage reported in the final chunk is the run's, as recorded before the run ends.
+      const usage = runUsage(this.recorder.state);
+      await this.recorder.record(this.recorder.takeOutput(), effect.command);
+      Object.assign(handback, await this.feed({ type: 'ending_recorded', usage }));
+    } catch (error) {
+      Object.assign(handback, await this.feed({ type: 'ending_not_recorded', detail: error instanceof Error ? error.message : String(error) }));
     }
   }
 
   private async execute(): Promise<void> {
-    // Read only when nobody stopped the run (`ending` is null).
-    let outcome: Outcome = { finish: 'stop' };
+    let result: RunInput;
     try {
-      outcome = { finish: await new AgentLoop(this.spec, this.env, this.controls()).execute() };
+      const finish = await new AgentLoop(this.spec, this.env, this.controls()).execute();
+      result = { type: 'loop_finished', finish, at: now() };
     } catch (error) {
-      if (this.ending === null) {
-        outcome =
-          error instanceof ModelProviderError
-            ? { finish: 'error', reason: error.reason, message: error.message }
-            : { finish: 'error', reason: 'internal_error', message: 'the run failed' };
-        if (!(error instanceof ModelProviderError)) {
-          this.logger.error(`run ${this.spec.runId} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-        }
-      }
-    } finally {
-      clearTimeout(this.deadline);
-      activeRunsGauge.dec();
-      const ending = this.ending === null ? outcome.finish : `cancelled:${this.ending.reason}`;
-      runDurationHistogram.observe({ ending }, (performance.now() - this.startedAt) / 1000);
+      result = { type: 'loop_failed', failure: failureOf(error), at: now() };
     }
-    await this.conclude(outcome).catch((error: unknown) => {
-      this.logger.error(`run ${this.spec.runId} could not record its end: ${error instanceof Error ? error.message : String(error)}`);
-      this.response?.abandon();
-    });
-    // The run's log is complete before its session subject goes: a reader never waits on a run nobody owns.
-    await this.log.flushed();
-  }
-
-  private async conclude(outcome: Outcome): Promise<void> {
-    const ending = this.ending;
-    // The usage reported in the final chunk is the run's, as recorded before the run ends.
-    const usage = runUsage(this.recorder.state);
-    await this.recorder.record(this.recorder.takeOutput(), endingCommand(this.spec.runId, ending, outcome, now()));
-    // Stopped while it waited on an answer: the ending gets a response of its own.
-    if (this.response === null) this.attach(null);
-    const response = this.response as RunResponsePublisher | null;
-    this.response = null;
-    response?.endWithRun(ending, outcome, usage);
+    await this.feed(result);
   }
 
   /**
@@ -204,21 +254,9 @@ export class LiveRun {
    */
   private async ask(question: Question): Promise<ParsedAnswer> {
     const toolCallId = `call_${randomUUID().replace(/-/g, '')}`;
-    const { interactionDeadlineMs } = this.env.settings;
-    const expiresAt = new Date(Date.now() + interactionDeadlineMs).toISOString();
-    await this.recorder.record(this.recorder.takeOutput(), { type: 'AskQuestion', runId: this.spec.runId, toolCallId, question, expiresAt });
-    const response = this.response;
-    if (this.spec.origin === 'invoke' || response === null) {
-      const events = await this.recorder.record([], { type: 'AnswerQuestion', toolCallId, raw: FALLBACK_ANSWER, by: 'fallback' });
-      const answer = answerIn(events);
-      if (answer === null) throw new Error('the fallback answer was not recorded');
-      return answer;
-    }
-    this.response = null;
-    response.endWithQuestion(toolCallId, question);
-    const expire = () => this.stop({ reason: 'interaction_deadline', tell: 'run_ended', toolCallId });
-    const answer = await this.question.wait(toolCallId, interactionDeadlineMs, expire);
-    if (answer === null) throw new RunStopped();
+    const expiresAt = new Date(Date.now() + this.env.settings.interactionDeadlineMs).toISOString();
+    const { answer } = await this.feed({ type: 'loop_asked', toolCallId, question, expiresAt });
+    if (answer === undefined || answer === null) throw new RunStopped();
     return answer;
   }
 
@@ -236,13 +274,19 @@ export class LiveRun {
   }
 
   private stopByCaller(): never {
-    this.stop({ reason: 'caller_cancelled', tell: 'stop' });
+    this.feedAtOnce({ type: 'loop_cancelled_by_answer' });
     throw new RunStopped();
   }
 
   private checkGoing(): void {
-    if (this.ending !== null) throw new RunStopped();
+    if (isStopped(this.state)) throw new RunStopped();
   }
+}
+
+/** The loop's throw as the workflow tells it apart; the stack of an unexpected one goes to the log. */
+function failureOf(error: unknown): LoopFailure {
+  if (error instanceof ModelProviderError) return { kind: 'model', reason: error.reason, message: error.message };
+  return { kind: 'unexpected', detail: error instanceof Error ? (error.stack ?? error.message) : String(error) };
 }
 
 /** The answer an AnswerQuestion command recorded; null when it recorded none. */
