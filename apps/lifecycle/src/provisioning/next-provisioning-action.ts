@@ -69,8 +69,8 @@ export function nextProvisioningAction(fact: ProvisioningFact): ProvisioningActi
       if (outcome.kind === 'failed') {
         return { kind: 'record_teardown_step', command: { type: 'FailTeardown', data: { step, message: outcome.message, at } } };
       }
-      const command: CompleteTeardownStep = { type: 'CompleteTeardownStep', data: { step, at } };
-      return outcome.inTransaction ? { kind: 'record_teardown_step', command, inTransaction: outcome.inTransaction } : { kind: 'record_teardown_step', command };
+      const done = { kind: 'record_teardown_step', command: { type: 'CompleteTeardownStep', data: { step, at } } } as const;
+      return outcome.inTransaction ? { ...done, inTransaction: outcome.inTransaction } : done;
     }
     case 'runtime_stop_ran': {
       const { outcome, at } = fact;

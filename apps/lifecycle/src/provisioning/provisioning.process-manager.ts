@@ -188,7 +188,8 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
    */
   private async advance(item: PendingIntern): Promise<number | null> {
     const loaded = await this.options.streams.load(item.id);
-    return this.perform(nextProvisioningAction({ kind: 'loaded', intern: loaded.state, runtimeActive: item.runtimeActive }), item.id, loaded);
+    const work = nextProvisioningAction({ kind: 'loaded', intern: loaded.state, runtimeActive: item.runtimeActive });
+    return this.perform(work, item.id, loaded);
   }
 
   private async perform(action: ProvisioningAction, internId: string, loaded: LoadedIntern): Promise<number | null> {
@@ -201,11 +202,14 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
         const { intern, attempt, step } = action;
         await this.delayStep(`${intern.id}/${attempt}/${step}`);
         const outcome = await runProvisioningStep(this.stepContext, intern, loaded.events, correlationOf(loaded));
-        return this.perform(nextProvisioningAction({ kind: 'provisioning_step_ran', attempt, step, outcome, at: this.at() }), internId, loaded);
+        const fact = { kind: 'provisioning_step_ran', attempt, step, outcome, at: this.at() } as const;
+        return this.perform(nextProvisioningAction(fact), internId, loaded);
       }
       case 'run_teardown_step': {
-        const outcome = await runTeardownStep(this.options.driver, action.internId, action.step, correlationOf(loaded));
-        return this.perform(nextProvisioningAction({ kind: 'teardown_step_ran', step: action.step, outcome, at: this.at() }), internId, loaded);
+        const { step } = action;
+        const outcome = await runTeardownStep(this.options.driver, action.internId, step, correlationOf(loaded));
+        const fact = { kind: 'teardown_step_ran', step, outcome, at: this.at() } as const;
+        return this.perform(nextProvisioningAction(fact), internId, loaded);
       }
       case 'stop_runtime': {
         // RuntimeStopRunner throws StopRefused below its attempt limit (the task fails and backs off); once it gives
