@@ -15,6 +15,7 @@ import {
 import { nextProvisioningAction, type ProvisioningAction } from './next-provisioning-action';
 import { type ProvisioningStepContext, runProvisioningStep } from './provisioning-step.runner';
 import { RuntimeStopRunner } from './runtime-stop.runner';
+import { chooseTasks } from './task-choice';
 import { observeProvisioningStep } from './provisioning.metrics';
 import type { RuntimeDriverClient } from './runtime-driver.client';
 import { runTeardownStep } from './teardown-step.runner';
@@ -136,11 +137,15 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     await this.promoteQueued(manager);
     const pending = await pendingInterns(manager);
     const now = Date.now();
-    for (const item of pending) {
-      if (this.worker.isStopping || this.inFlight.size >= MAX_PARALLEL_STEPS) break;
-      if (this.inFlight.has(item.id) || !this.backoff.isReady(item.id, now)) continue;
-      if ((this.inFlightPerWorkspace.get(item.workspaceId) ?? 0) >= this.options.concurrencyPerWorkspace) continue;
-      this.launch(item);
+    if (!this.worker.isStopping) {
+      const chosen = chooseTasks(pending, {
+        inFlight: new Set(this.inFlight.keys()),
+        inFlightPerWorkspace: this.inFlightPerWorkspace,
+        maxParallel: MAX_PARALLEL_STEPS,
+        perWorkspace: this.options.concurrencyPerWorkspace,
+        isReady: (internId) => this.backoff.isReady(internId, now),
+      });
+      for (const item of chosen) this.launch(item);
     }
     this.forgetSettled(new Set(pending.map((item) => item.id)));
   }
