@@ -54,11 +54,12 @@ const SHUTDOWN_GRACE_MS = 2_000;
  * appended. Each tick:
  *  - releases interns still waiting for a chat-app install that is recorded;
  *  - promotes `queued` interns (oldest request first) while fewer than `concurrency` are provisioning;
- *  - starts, per intern with work, one task that loads the stream, runs the current step once through the
- *    idempotent runtime driver and records the outcome through the decider at the loaded version.
+ *  - starts, per intern with work (chooseTasks), one task that loads the stream, runs the current step once
+ *    through the idempotent runtime driver and records the outcome through the decider at the loaded version.
+ * What to run and what to record is decided by nextProvisioningAction; this class performs it (I/O only).
  * Nothing but the event log says which step is next, so a crash at any point resumes where the log stands:
  * a step whose completion was recorded never runs again, one cut short runs again (the driver is idempotent).
- * Transient driver failures back off per intern and never fail the intern.
+ * Transient driver failures back off per intern (PerKeyBackoff) and never fail the intern.
  */
 export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger: WorkerLogger;
