@@ -1,8 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { eventMetadata, type EventMetadata } from '@interns/event-store';
-import { InternCommand, InternPresent, nextTeardownStep, RUNTIME_STOPPABLE } from '@interns/lifecycle-domain';
-import { describeError, type LeaderLease, WorkerLoop, type WorkerLogger, type WorkSignal } from '@interns/workers';
+import type { InternCommand } from '@interns/lifecycle-domain';
+import { describeError, type LeaderLease, PerKeyBackoff, WorkerLoop, type WorkerLogger, type WorkSignal } from '@interns/workers';
 import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
 import type { InternStreams, LoadedIntern } from '../interns/intern-streams';
 import {
@@ -12,8 +12,10 @@ import {
   PendingIntern,
   pendingInterns,
 } from './pending-work.queries';
-import { runProvisioningStep } from './provisioning-step.runner';
+import { nextProvisioningAction, type ProvisioningAction } from './next-provisioning-action';
+import { type ProvisioningStepContext, runProvisioningStep } from './provisioning-step.runner';
 import { RuntimeStopRunner } from './runtime-stop.runner';
+import { chooseTasks } from './task-choice';
 import { observeProvisioningStep } from './provisioning.metrics';
 import type { RuntimeDriverClient } from './runtime-driver.client';
 import { runTeardownStep } from './teardown-step.runner';
@@ -41,8 +43,7 @@ export interface ProvisioningProcessManagerOptions {
 }
 
 /** Per intern: the first wait after a failed step, doubled per further failure up to the maximum. */
-const FIRST_RETRY_MS = 200;
-const MAX_RETRY_MS = 5_000;
+const RETRY_BACKOFF = { firstMs: 200, maxMs: 5_000 };
 /** Steps in flight at once across interns (teardowns and stops are not bounded by PROVISION_CONCURRENCY). */
 const MAX_PARALLEL_STEPS = 16;
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -53,11 +54,12 @@ const SHUTDOWN_GRACE_MS = 2_000;
  * appended. Each tick:
  *  - releases interns still waiting for a chat-app install that is recorded;
  *  - promotes `queued` interns (oldest request first) while fewer than `concurrency` are provisioning;
- *  - starts, per intern with work, one task that loads the stream, runs the current step once through the
- *    idempotent runtime driver and records the outcome through the decider at the loaded version.
+ *  - starts, per intern with work (chooseTasks), one task that loads the stream, runs the current step once
+ *    through the idempotent runtime driver and records the outcome through the decider at the loaded version.
+ * What to run and what to record is decided by nextProvisioningAction; this class performs it (I/O only).
  * Nothing but the event log says which step is next, so a crash at any point resumes where the log stands:
  * a step whose completion was recorded never runs again, one cut short runs again (the driver is idempotent).
- * Transient driver failures back off per intern and never fail the intern.
+ * Transient driver failures back off per intern (PerKeyBackoff) and never fail the intern.
  */
 export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger: WorkerLogger;
@@ -66,19 +68,26 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Steps in flight per workspace, so one workspace's teardowns (or stops) cannot take every slot. */
   private readonly inFlightPerWorkspace = new Map<string, number>();
-  /** Per intern: earliest time for its next task, and consecutive failures (for the backoff). */
-  private readonly notBefore = new Map<string, number>();
-  private readonly failures = new Map<string, number>();
+  /** Per intern: earliest time for its next task, after failures or a deferral (health not yet). */
+  private readonly backoff = new PerKeyBackoff(RETRY_BACKOFF);
   /** Provisioning steps already delayed by `stepDelayMs` (`<id>/<attempt>/<step>`). */
   private readonly delayed = new Set<string>();
   private readonly runtimeStops: RuntimeStopRunner;
   /** Health waits this process started (`<id>/<attempt>`), see ProvisioningStepContext.healthWaitStarts. */
   private readonly healthWaitStarts = new Map<string, Date>();
+  private readonly stepContext: ProvisioningStepContext;
 
   constructor(private readonly options: ProvisioningProcessManagerOptions) {
     this.logger = options.logger ?? console;
     this.now = options.now ?? (() => new Date());
     this.runtimeStops = new RuntimeStopRunner(options.driver, options.stopAttempts);
+    this.stepContext = {
+      driver: options.driver,
+      internDomain: options.internDomain,
+      healthTimeoutMs: options.healthTimeoutMs,
+      healthWaitStarts: this.healthWaitStarts,
+      now: this.now,
+    };
     this.worker = new WorkerLoop({
       name: 'process manager',
       lease: options.lease,
@@ -129,11 +138,15 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     await this.promoteQueued(manager);
     const pending = await pendingInterns(manager);
     const now = Date.now();
-    for (const item of pending) {
-      if (this.worker.isStopping || this.inFlight.size >= MAX_PARALLEL_STEPS) break;
-      if (this.inFlight.has(item.id) || (this.notBefore.get(item.id) ?? 0) > now) continue;
-      if ((this.inFlightPerWorkspace.get(item.workspaceId) ?? 0) >= this.options.concurrencyPerWorkspace) continue;
-      this.launch(item);
+    if (!this.worker.isStopping) {
+      const chosen = chooseTasks(pending, {
+        inFlight: new Set(this.inFlight.keys()),
+        inFlightPerWorkspace: this.inFlightPerWorkspace,
+        maxParallel: MAX_PARALLEL_STEPS,
+        perWorkspace: this.options.concurrencyPerWorkspace,
+        isReady: (internId) => this.backoff.isReady(internId, now),
+      });
+      for (const item of chosen) this.launch(item);
     }
     this.forgetSettled(new Set(pending.map((item) => item.id)));
   }
@@ -159,16 +172,9 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
 
   private launch(item: PendingIntern): void {
     const task = this.advance(item)
-      .then((deferMs) => {
-        this.failures.delete(item.id);
-        if (deferMs === null) this.notBefore.delete(item.id);
-        else this.notBefore.set(item.id, Date.now() + deferMs);
-      })
+      .then((againAfterMs) => this.backoff.succeeded(item.id, Date.now(), againAfterMs))
       .catch((error: unknown) => {
-        const failures = (this.failures.get(item.id) ?? 0) + 1;
-        this.failures.set(item.id, failures);
-        const wait = Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), MAX_RETRY_MS);
-        this.notBefore.set(item.id, Date.now() + wait);
+        const wait = this.backoff.failed(item.id, Date.now());
         this.logger.warn(`process manager: intern ${item.id} (${item.status}): ${describeError(error)}; again in ${wait} ms`);
       })
       .finally(() => {
@@ -182,86 +188,71 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     this.inFlightPerWorkspace.set(item.workspaceId, (this.inFlightPerWorkspace.get(item.workspaceId) ?? 0) + 1);
   }
 
-  /** One step for one intern, decided on its freshly loaded stream. Resolves to a deferral in ms, or null. */
+  /**
+   * One task for one intern, decided by nextProvisioningAction on its freshly loaded stream and performed here.
+   * Resolves to a deferral in ms, or null.
+   */
   private async advance(item: PendingIntern): Promise<number | null> {
     const loaded = await this.options.streams.load(item.id);
-    const { state } = loaded;
-    if (state.kind !== 'present') return null;
-    if (state.status === 'provisioning') return this.provisioningStep(loaded, state);
-    if (state.status === 'destroying') return this.teardownStep(loaded, state);
-    if (item.runtimeActive && RUNTIME_STOPPABLE.has(state.status)) return this.stopRuntime(loaded, state);
-    return null;
+    const work = nextProvisioningAction({ kind: 'loaded', intern: loaded.state, runtimeActive: item.runtimeActive });
+    return this.perform(work, item.id, loaded);
   }
 
-  private async provisioningStep(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
-    const { attempt } = intern;
-    const step = intern.provisioningStep;
-    if (step === null) return null;
-    await this.delayStep(`${intern.id}/${attempt}/${step}`);
-    const outcome = await runProvisioningStep(
-      {
-        driver: this.options.driver,
-        internDomain: this.options.internDomain,
-        healthTimeoutMs: this.options.healthTimeoutMs,
-        healthWaitStarts: this.healthWaitStarts,
-        now: this.now,
-      },
-      intern,
-      loaded.events,
-      correlationOf(loaded),
-    );
-    if (outcome.kind === 'again') return outcome.afterMs;
-    const at = this.now().toISOString();
-    const recorded = await this.options.streams.execute(
-      intern.id,
-      (): InternCommand =>
-        outcome.kind === 'done'
-          ? { type: 'CompleteProvisioningStep', data: { attempt, step, hostname: outcome.hostname, at } }
-          : { type: 'FailProvisioning', data: { attempt, step, message: outcome.message, at } },
-      systemMetadata,
-    );
-    // Only what was appended counts: a stale attempt or a step recorded meanwhile produces no events.
-    if (recorded.length > 0) observeProvisioningStep(loaded.events, attempt, step, outcome.kind, at);
-    return null;
-  }
-
-  private async teardownStep(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
-    const step = nextTeardownStep(intern);
-    if (step === null) return null;
-    const outcome = await runTeardownStep(this.options.driver, intern.id, step, correlationOf(loaded));
-    const at = this.now().toISOString();
-    await this.options.streams.execute(
-      intern.id,
-      (): InternCommand =>
-        outcome.kind === 'done'
-          ? { type: 'CompleteTeardownStep', data: { step, at } }
-          : { type: 'FailTeardown', data: { step, message: outcome.message, at } },
-      systemMetadata,
-      outcome.kind === 'done' && outcome.inTransaction ? { inTransaction: outcome.inTransaction } : {},
-    );
-    return null;
-  }
-
-  /**
-   * A suspended or failed intern whose runtime was booted: stop it (RuntimeStopRunner), then clear the flag,
-   * only if nothing happened to the intern meanwhile (a new provision keeps it set). When the runner gives up,
-   * the failure is recorded on the intern (RuntimeStopFailed), which takes it off the to-do list.
-   */
-  private async stopRuntime(loaded: LoadedIntern, intern: InternPresent): Promise<number | null> {
-    const outcome = await this.runtimeStops.run(intern.id, correlationOf(loaded));
-    if (outcome.kind === 'stopped') {
-      await clearRuntimeActive(this.options.dataSource, intern.id, loaded.version);
-      return null;
+  private async perform(action: ProvisioningAction, internId: string, loaded: LoadedIntern): Promise<number | null> {
+    switch (action.kind) {
+      case 'nothing':
+        return null;
+      case 'check_again':
+        return action.afterMs;
+      case 'run_provisioning_step': {
+        const { intern, attempt, step } = action;
+        await this.delayStep(`${intern.id}/${attempt}/${step}`);
+        const outcome = await runProvisioningStep(this.stepContext, intern, loaded.events, correlationOf(loaded));
+        const fact = { kind: 'provisioning_step_ran', attempt, step, outcome, at: this.at() } as const;
+        return this.perform(nextProvisioningAction(fact), internId, loaded);
+      }
+      case 'run_teardown_step': {
+        const { step } = action;
+        const outcome = await runTeardownStep(this.options.driver, action.internId, step, correlationOf(loaded));
+        const fact = { kind: 'teardown_step_ran', step, outcome, at: this.at() } as const;
+        return this.perform(nextProvisioningAction(fact), internId, loaded);
+      }
+      case 'stop_runtime': {
+        // RuntimeStopRunner throws StopRefused below its attempt limit (the task fails and backs off); once it gives
+        // up, the recorded RuntimeStopFailed takes the intern off the to-do list.
+        const outcome = await this.runtimeStops.run(action.internId, correlationOf(loaded));
+        const fact = { kind: 'runtime_stop_ran', outcome, revision: loaded.version, at: this.at() } as const;
+        return this.perform(nextProvisioningAction(fact), internId, loaded);
+      }
+      case 'record_provisioning_step': {
+        const { command, attempt, step, outcome } = action;
+        const recorded = await this.options.streams.execute(internId, () => command, systemMetadata);
+        // Only what was appended counts: a stale attempt or a step recorded meanwhile produces no events.
+        if (recorded.length > 0) observeProvisioningStep(loaded.events, attempt, step, outcome, command.data.at);
+        return null;
+      }
+      case 'record_teardown_step':
+        await this.options.streams.execute(
+          internId,
+          () => action.command,
+          systemMetadata,
+          action.inTransaction ? { inTransaction: action.inTransaction } : {},
+        );
+        return null;
+      case 'clear_runtime_active':
+        await clearRuntimeActive(this.options.dataSource, internId, action.revision);
+        return null;
+      case 'record_runtime_stop_failure':
+        await this.options.streams.execute(internId, () => action.command, systemMetadata);
+        this.logger.warn(`process manager: intern ${internId}: ${action.warning}`);
+        return null;
+      default:
+        return assertNever(action);
     }
-    const { attempt, message } = outcome;
-    const at = this.now().toISOString();
-    await this.options.streams.execute(
-      intern.id,
-      (): InternCommand => ({ type: 'RecordRuntimeStopFailure', data: { attempt, message, at } }),
-      systemMetadata,
-    );
-    this.logger.warn(`process manager: intern ${intern.id}: gave up stopping its runtime after ${attempt} refusals: ${message}`);
-    return null;
+  }
+
+  private at(): string {
+    return this.now().toISOString();
   }
 
   private async delayStep(key: string): Promise<void> {
@@ -272,8 +263,7 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
 
   /** Drops bookkeeping of interns that have no work left. */
   private forgetSettled(pending: Set<string>): void {
-    for (const id of this.notBefore.keys()) if (!pending.has(id)) this.notBefore.delete(id);
-    for (const id of this.failures.keys()) if (!pending.has(id)) this.failures.delete(id);
+    this.backoff.forgetAllBut(pending);
     this.runtimeStops.forgetAllBut(pending);
     for (const key of this.delayed) if (!pending.has(key.slice(0, key.indexOf('/')))) this.delayed.delete(key);
     for (const key of this.healthWaitStarts.keys()) if (!pending.has(key.slice(0, key.indexOf('/')))) this.healthWaitStarts.delete(key);
@@ -289,6 +279,10 @@ function systemMetadata(loaded: LoadedIntern): EventMetadata {
 function correlationOf(loaded: LoadedIntern): string {
   const last = loaded.events[loaded.events.length - 1];
   return last?.metadata.correlation_id ?? 'process-manager';
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unknown provisioning action ${JSON.stringify(value)}`);
 }
 
 function delay(ms: number): Promise<void> {
