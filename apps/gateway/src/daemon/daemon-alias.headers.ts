@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import { INTERN_ID_PARAM } from '../intern-routes';
+import { INTERN_ID_PARAM } from '../interns/intern-routes';
 import { deprecationHeaders } from './daemon-routes';
 
 /**

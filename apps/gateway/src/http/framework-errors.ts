@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { CORRELATION_ID_HEADER } from './gateway-request';
+import { CORRELATION_ID_HEADER } from '../gateway-request';
 import { apiErrorForStatus, sendHttpError } from './http-errors';
 
 /**

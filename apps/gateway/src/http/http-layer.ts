@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ErrorReason } from '@interns/contracts';
-import { CORRELATION_ID_HEADER } from './gateway-request';
+import { CORRELATION_ID_HEADER } from '../gateway-request';
 import { apiError, type HttpError } from './http-errors';
 
 /**

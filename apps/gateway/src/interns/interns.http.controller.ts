@@ -20,10 +20,10 @@ import {
   SuspendInternRequest,
   UpdateInternRequest,
 } from '@interns/contracts';
-import { assertNoCommandBody, jsonBodyOf, optionalJsonBodyOf } from './body-rules';
+import { assertNoCommandBody, jsonBodyOf, optionalJsonBodyOf } from '../http/body-rules';
 import { iconAnswer } from './intern-icon.reply';
 import { INTERN_ID_PARAM, visibleId } from './intern-routes';
-import { ServiceClient } from './service.client';
+import { ServiceClient } from '../service.client';
 
 type RawQuery = Record<string, string | string[] | undefined>;
 

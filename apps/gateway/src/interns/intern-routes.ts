@@ -5,7 +5,7 @@
  * decoded text, so routes not implemented yet still answer in check order.
  */
 import { DomainError, isUuid, WORKSPACE_EVENTS_PATH } from '@interns/contracts';
-import { API_PREFIX } from './api-prefix';
+import { API_PREFIX } from '../http/api-prefix';
 
 export const INTERNS_PATH = `${API_PREFIX}/interns`;
 /**

@@ -4,16 +4,16 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installHttpMetrics } from '@interns/service-runtime';
 import { tracingEnabled } from '@interns/observability';
-import { installRawBodyParser } from './body-rules';
-import { DoorHosts } from './door/door-host';
-import { registerDoorRoutes } from './door/door-routes';
-import { DoorHandlers } from './door/door.handlers';
-import { DoorTerminals } from './door/door-terminals';
+import { installRawBodyParser } from '../http/body-rules';
+import { DoorHosts } from '../door/door-host';
+import { registerDoorRoutes } from '../door/door-routes';
+import { DoorHandlers } from '../door/door.handlers';
+import { DoorTerminals } from '../door/door-terminals';
 import { RequestAdmission } from './request-admission.hook';
-import { passUploadBodyThrough } from './files/file-upload-body';
-import { ConsoleBuild, defaultConsoleDir } from './console/console-build';
-import { registerConsoleRoutes } from './console/console-routes';
-import { GATEWAY_CONFIG } from './gateway.tokens';
+import { passUploadBodyThrough } from '../files/file-upload-body';
+import { ConsoleBuild, defaultConsoleDir } from '../console/console-build';
+import { registerConsoleRoutes } from '../console/console-routes';
+import { GATEWAY_CONFIG } from '../gateway.tokens';
 import type { PlatformConfig } from '@interns/contracts';
 
 /**

@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { toPng } from 'jdenticon';
 import { InternIconReply } from '@interns/contracts';
-import type { RunningGateway } from './gateway.bootstrap';
-import { GatewayHarness, startGatewayHarness } from './testing/gateway.harness';
+import type { RunningGateway } from '../gateway.bootstrap';
+import { GatewayHarness, startGatewayHarness } from '../testing/gateway.harness';
 import { call, HttpAnswer, HttpCall } from '@interns/testing';
-import { bearer, KEYS } from './testing/harness-identities.fixture';
-import { LifecycleStandIn, StandInBehaviour } from './testing/lifecycle.stand-in';
+import { bearer, KEYS } from '../testing/harness-identities.fixture';
+import { LifecycleStandIn, StandInBehaviour } from '../testing/lifecycle.stand-in';
 
 const INTERN_ID = '5e1f0c2a-7b7d-4c55-9a43-0d7c1e2f3a4b';
 const ROUTE_DEADLINE_MS = 1000;

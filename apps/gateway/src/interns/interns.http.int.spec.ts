@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { InternView, UNAUTHENTICATED_MESSAGE } from '@interns/contracts';
 import { LocalOidcIssuer } from '@interns/identity';
-import type { RunningGateway } from './gateway.bootstrap';
-import { GatewayHarness, startGatewayHarness } from './testing/gateway.harness';
+import type { RunningGateway } from '../gateway.bootstrap';
+import { GatewayHarness, startGatewayHarness } from '../testing/gateway.harness';
 import { call, HttpAnswer, HttpCall } from '@interns/testing';
-import { bearer, KEYS, MEMBERS, ORGANIZATIONS, WORKSPACE_MAIN } from './testing/harness-identities.fixture';
-import { LifecycleStandIn } from './testing/lifecycle.stand-in';
+import { bearer, KEYS, MEMBERS, ORGANIZATIONS, WORKSPACE_MAIN } from '../testing/harness-identities.fixture';
+import { LifecycleStandIn } from '../testing/lifecycle.stand-in';
 
 const INTERN_ID = '5e1f0c2a-7b7d-4c55-9a43-0d7c1e2f3a4b';
 const ROUTE_DEADLINE_MS = 1000;

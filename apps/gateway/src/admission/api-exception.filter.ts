@@ -7,11 +7,11 @@ import type { PlatformConfig } from '@interns/contracts';
 import { RemoteServiceError, RpcTimeoutError, RpcUnavailableError } from '@interns/messaging';
 import { endHttpServerSpan, redactUrlCredentials, tracingEnabled } from '@interns/observability';
 import { markAnsweredOnSocket } from '@interns/service-runtime';
-import { isAnalyticsPath, withoutMetadata } from './analytics/analytics-errors';
-import { HttpErrorException } from './chat/http-error.exception';
-import { GATEWAY_CONFIG } from './gateway.tokens';
-import { apiErrorForStatus, HttpError, sendHttpError, toHttpError } from './http-errors';
-import { answerBeforeBody } from './http-layer';
+import { isAnalyticsPath, withoutMetadata } from '../analytics/analytics-errors';
+import { HttpErrorException } from '../chat/http-error.exception';
+import { GATEWAY_CONFIG } from '../gateway.tokens';
+import { apiErrorForStatus, HttpError, sendHttpError, toHttpError } from '../http/http-errors';
+import { answerBeforeBody } from '../http/http-layer';
 
 /**
  * Node's error on this request's own stream when its connection ended (or its framing broke) before the body was

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { request as httpRequest } from 'node:http';
-import { GatewayHarness, startGatewayHarness } from './testing/gateway.harness';
-import { bearer, KEYS } from './testing/harness-identities.fixture';
+import { GatewayHarness, startGatewayHarness } from '../testing/gateway.harness';
+import { bearer, KEYS } from '../testing/harness-identities.fixture';
 
 interface Answer {
   status: number;
