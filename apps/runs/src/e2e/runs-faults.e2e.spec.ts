@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { Platform } from '@interns/testing';
 import type { JsonAnswer, SseResponse } from '@interns/testing';
 import {
-  API,
   answer,
+  API,
   asJson,
   asStream,
   chat,
@@ -23,6 +23,8 @@ import {
   createRunningIntern,
   elicitationReply,
   eventually,
+  IDENTITIES,
+  KEYS,
   prompt,
   promptBody,
   query,
@@ -31,9 +33,8 @@ import {
   sessionEvents,
   sessionRuns,
   untilRole,
-} from '../testing/chat.fixture';
-import type { StreamSummary } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+} from '@interns/testing/platform';
+import type { StreamSummary } from '@interns/testing/platform';
 
 /** The relay declares a link severed after 3 missed heartbeats: about 600 ms here. */
 const HEARTBEAT_ENV = { STREAM_HEARTBEAT_MS: '200' };

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, INTERN_KEYS, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
+import { IDENTITIES, INTERN_KEYS, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '@interns/testing/platform';
 
 const API = '/api/v1';
 let platform: Platform;

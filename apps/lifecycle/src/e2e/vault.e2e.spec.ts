@@ -10,8 +10,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { VAULT_MASTER_KEY_FILE, VaultOpener } from '@interns/vault';
 import { Platform } from '@interns/testing';
-import { API, createIntern, eventually, oauthToken, query } from '../testing/chat.fixture';
-import { IDENTITIES, ISO_MS, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createIntern,
+  eventually,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
+  oauthToken,
+  query,
+  WS_MAIN,
+} from '@interns/testing/platform';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };

@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { SseResponse } from '@interns/testing';
-import type { JsonAnswer, Platform } from '@interns/testing';
+import type { Platform } from '../platform';
+import { SseResponse } from '../sse-client';
+import type { JsonAnswer } from '../sse-client';
 import { KEYS, WS_MAIN } from './platform-identities.fixture';
 
 export const API = '/api/v1';

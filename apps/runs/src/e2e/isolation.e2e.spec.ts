@@ -8,8 +8,16 @@ import { chmod, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
-import { API, createRunningIntern, eventually, prompt, readStream, sessionRuns } from '../testing/chat.fixture';
+import {
+  API,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  prompt,
+  readStream,
+  sessionRuns,
+} from '@interns/testing/platform';
 
 const run = promisify(execFile);
 const QUOTA_BYTES = 2 * 1024 * 1024;

@@ -7,8 +7,16 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Platform, syscallProbe } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, prompt, readStream } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  prompt,
+  readStream,
+} from '@interns/testing/platform';
 
 const INTERN_MEMORY_BYTES = 96 * 1024 * 1024;
 const MAX_INTERNS_PER_WORKSPACE = 4;

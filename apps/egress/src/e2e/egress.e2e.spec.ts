@@ -11,9 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { newOriginCa, type Origin, Platform, PLATFORM_SERVICES, startHttpOrigin, startHttpsOrigin } from '@interns/testing';
-import { API, createRunningIntern, oauthToken, prompt, readStream } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
-import { attachTerminal, doorOf } from '../testing/terminal.fixture';
+import {
+  API,
+  attachTerminal,
+  createRunningIntern,
+  doorOf,
+  IDENTITIES,
+  KEYS,
+  oauthToken,
+  prompt,
+  readStream,
+} from '@interns/testing/platform';
 
 const SECRET_VALUE = 'ghp_e2e-egress-secret-value-7f3a';
 const BOUND = 'api.bound.test';

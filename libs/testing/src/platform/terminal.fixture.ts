@@ -3,7 +3,7 @@
  * reached on the gateway's port with the intern's hostname as `Host`, as a client resolving `*.localhost` would.
  */
 import { WebSocket } from 'ws';
-import type { Platform } from '@interns/testing';
+import type { Platform } from '../platform';
 import { API } from './chat.fixture';
 
 export interface Door {

@@ -7,11 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { Platform, SseResponse } from '@interns/testing';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- the test compares the runs service's record with what the client saw
 import { runTranscripts } from '@interns/runs-domain';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- as above
 import type { SessionEvent } from '@interns/runs-domain';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
 import {
   answer,
   answerBody,
@@ -25,6 +22,8 @@ import {
   elicitationArguments,
   elicitationReply,
   eventually,
+  IDENTITIES,
+  KEYS,
   permissionArguments,
   prompt,
   promptBody,
@@ -35,8 +34,8 @@ import {
   sessionTransactions,
   sleep,
   untilRole,
-} from '../testing/chat.fixture';
-import type { StreamSummary } from '../testing/chat.fixture';
+} from '@interns/testing/platform';
+import type { StreamSummary } from '@interns/testing/platform';
 
 const INTERACTION_DEADLINE_MS = 1500;
 let platform: Platform;

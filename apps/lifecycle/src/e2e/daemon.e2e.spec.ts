@@ -10,8 +10,7 @@ import { DaemonTokenCheckReply, subjectsFor } from '@interns/contracts';
 import { InMemoryNonceStore, jwkThumbprint, verifyInvokeRequest } from '@interns/daemon-signing';
 import { connectNats, RpcClient } from '@interns/messaging';
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, refusal } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
+import { API, createIntern, createRunningIntern, IDENTITIES, KEYS, refusal, WS_MAIN } from '@interns/testing/platform';
 
 const TURNS_PER_MINUTE = 4;
 const BODY = Buffer.from('{"input":"deploy the thing"}');

@@ -11,12 +11,16 @@ import {
   createIntern,
   createRunningIntern,
   eventually,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
   prompt,
   readStream,
   refusal,
   sleep,
-} from '../testing/chat.fixture';
-import { IDENTITIES, ISO_MS, KEYS, UUID, WS_MAIN } from '../testing/platform-identities.fixture';
+  UUID,
+  WS_MAIN,
+} from '@interns/testing/platform';
 
 const WEBHOOKS = `${API}/webhooks`;
 const RETRY_SCHEDULE_MS = [200, 400];

@@ -12,9 +12,28 @@
  */
 import { Platform, SseResponse } from '@interns/testing';
 import type { JsonAnswer } from '@interns/testing';
-import { IDENTITIES, ISO_MS, KEYS, UUID } from '../testing/platform-identities.fixture';
-import { followRun, type RunEvent, runEventsOf, runOf as runOfAs, runPath, runsPath } from '../testing/runs.fixture';
-import { API, asStream, chat, CHUNK_ID, createRunningIntern, eventually, promptBody, query, refusal, sleep } from '../testing/chat.fixture';
+import {
+  API,
+  asStream,
+  chat,
+  CHUNK_ID,
+  createRunningIntern,
+  eventually,
+  followRun,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
+  promptBody,
+  query,
+  refusal,
+  runEventsOf,
+  runOf as runOfAs,
+  runPath,
+  runsPath,
+  sleep,
+  type RunEvent,
+  UUID,
+} from '@interns/testing/platform';
 
 const RUN_RECONCILE_INTERVAL_MS = 500;
 const RUN_REPLAY_RETENTION_MS = 3000;

@@ -12,9 +12,21 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
-import { followRun, runOf, runPath } from '../testing/runs.fixture';
-import { API, asJson, createRunningIntern, eventually, prompt, query, readStream, refusal } from '../testing/chat.fixture';
+import {
+  API,
+  asJson,
+  createRunningIntern,
+  eventually,
+  followRun,
+  IDENTITIES,
+  KEYS,
+  prompt,
+  query,
+  readStream,
+  refusal,
+  runOf,
+  runPath,
+} from '@interns/testing/platform';
 
 /** Short enough to watch the sweep, long enough to see the transcript stored before it goes. */
 const SHORT_RETENTION_MS = 5_000;

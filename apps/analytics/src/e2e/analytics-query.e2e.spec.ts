@@ -6,8 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { API, createRunningIntern, eventually, prompt, query, readStream } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  prompt,
+  query,
+  readStream,
+} from '@interns/testing/platform';
 
 const QUERY = `${API}/analytics/query`;
 const GLOBEX_KEY = 'mk_globex';

@@ -8,8 +8,19 @@ import { request as httpRequest } from 'node:http';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { call, Platform } from '@interns/testing';
-import { IDENTITIES, ISO_MS, KEYS } from '../testing/platform-identities.fixture';
-import { API, createIntern, createRunningIntern, eventually, prompt, readStream, refusal, sleep } from '../testing/chat.fixture';
+import {
+  API,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
+  prompt,
+  readStream,
+  refusal,
+  sleep,
+} from '@interns/testing/platform';
 
 const QUOTA_BYTES = 8 * 1024 * 1024;
 const UPLOAD_MAX_BYTES = 6 * 1024 * 1024;

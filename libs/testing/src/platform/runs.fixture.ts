@@ -1,4 +1,5 @@
-import type { JsonAnswer, Platform, SseResponse } from '@interns/testing';
+import type { Platform } from '../platform';
+import type { JsonAnswer, SseResponse } from '../sse-client';
 import { API } from './chat.fixture';
 import { KEYS } from './platform-identities.fixture';
 

@@ -7,8 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { API, createIntern, eventually, oauthToken, query } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { API, createIntern, eventually, IDENTITIES, KEYS, oauthToken, query } from '@interns/testing/platform';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };

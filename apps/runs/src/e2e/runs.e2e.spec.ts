@@ -7,11 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform, SseResponse } from '@interns/testing';
-import { IDENTITIES, ISO_MS, KEYS, UUID } from '../testing/platform-identities.fixture';
-import { followRun, type RunEvent, runEventsOf, runOf as runOfAs, runPath, runsPath } from '../testing/runs.fixture';
 import {
-  API,
   answer,
+  API,
   asJson,
   asStream,
   chat,
@@ -19,12 +17,22 @@ import {
   elicitationArguments,
   elicitationReply,
   eventually,
+  followRun,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
   permissionArguments,
   prompt,
   promptBody,
   readStream,
   refusal,
-} from '../testing/chat.fixture';
+  runEventsOf,
+  runOf as runOfAs,
+  runPath,
+  runsPath,
+  type RunEvent,
+  UUID,
+} from '@interns/testing/platform';
 
 const INTERACTION_DEADLINE_MS = 2000;
 const READERS_PER_CALLER = 3;

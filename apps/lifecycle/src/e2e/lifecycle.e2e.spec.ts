@@ -4,7 +4,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { IDENTITIES, KEYS } from '@interns/testing/platform';
 
 /** The fields of an Intern these tests read. */
 type InternBody = { status: string; progress: unknown; hostname: string | null; last_failure_message: string | null };

@@ -5,8 +5,7 @@
  * run against the service with a test resolver: apps/webhooks/src/endpoints/webhook-endpoints.int.spec.ts.)
  */
 import { Platform } from '@interns/testing';
-import { API, refusal } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { API, IDENTITIES, KEYS, refusal } from '@interns/testing/platform';
 
 let platform: Platform;
 

@@ -5,8 +5,20 @@
  */
 import { Platform, SseResponse } from '@interns/testing';
 import type { JsonAnswer } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
-import { chatPath, createRunningIntern, eventually, prompt, promptBody, query, readStream, refusal, sessionEvents, sessionRuns } from '../testing/chat.fixture';
+import {
+  chatPath,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  prompt,
+  promptBody,
+  query,
+  readStream,
+  refusal,
+  sessionEvents,
+  sessionRuns,
+} from '@interns/testing/platform';
 
 const MAX_TOOL_CALLS_PER_RUN = 50;
 let platform: Platform;

@@ -6,9 +6,18 @@
  */
 import { execFileSync } from 'node:child_process';
 import { Platform } from '@interns/testing';
-import { API, createRunningIntern, oauthToken } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
-import { attachTerminal, type Door, doorOf as doorWith, type TerminalSession as Session, terminalRefusal } from '../testing/terminal.fixture';
+import {
+  API,
+  attachTerminal,
+  createRunningIntern,
+  doorOf as doorWith,
+  IDENTITIES,
+  KEYS,
+  oauthToken,
+  terminalRefusal,
+  type Door,
+  type TerminalSession as Session,
+} from '@interns/testing/platform';
 
 const TERMINALS_PER_INTERN = 2;
 

@@ -6,8 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, oauthToken, query } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  oauthToken,
+  query,
+} from '@interns/testing/platform';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };

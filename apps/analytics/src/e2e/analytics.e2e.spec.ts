@@ -4,8 +4,18 @@
  * events, including runs that happened while analytics was down.
  */
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, prompt, query, readStream } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  prompt,
+  query,
+  readStream,
+  WS_MAIN,
+} from '@interns/testing/platform';
 
 const META = `${API}/analytics/meta`;
 
