@@ -76,8 +76,13 @@ function crossedFolders(from: string, to: string): [string, string] | null {
 /** Specs and test helpers reach across folders to set up what they test; the folder rule is about shipped code. */
 const TEST_CODE = /\.spec\.ts$|\.fixture\.ts$|(^|\/)testing\//;
 
-/** Every pair of sibling folders whose shipped code imports each other, with one import each way as the evidence. */
-export function folderPairsOf(graph: Map<string, string[]>): string[][] {
+/** Two sibling folders whose shipped code imports each other, with one import each way as the evidence. */
+export interface FolderPair {
+  folders: [string, string];
+  evidence: [string, string];
+}
+
+export function folderPairsOf(graph: Map<string, string[]>): FolderPair[] {
   const crossings = new Map<string, string>();
   for (const [from, targets] of graph) {
     if (TEST_CODE.test(from)) continue;
@@ -87,14 +92,29 @@ export function folderPairsOf(graph: Map<string, string[]>): string[][] {
       if (folders && !crossings.has(folders.join('\0'))) crossings.set(folders.join('\0'), `${from} -> ${to}`);
     }
   }
-  const pairs: string[][] = [];
+  const pairs: FolderPair[] = [];
   for (const [key, evidence] of crossings) {
     const [a, b] = key.split('\0') as [string, string];
     const back = crossings.get(`${b}\0${a}`);
-    if (back !== undefined && a < b) pairs.push([evidence, back]);
+    if (back !== undefined && a < b) pairs.push({ folders: [a, b], evidence: [evidence, back] });
   }
   return pairs;
 }
+
+/**
+ * Pairs left for the slices of issue 28 that own their files (the runs workflow and run host, the append path, the
+ * provisioning process manager), each with the move that ends it. Checked both ways: a pair not listed fails, and
+ * so does a listed pair once it is gone, so the list only shrinks.
+ */
+const PAIRS_OWNED_ELSEWHERE: Record<string, string> = {
+  // chatapp-installs.service executes intern commands: it belongs in interns/ (provisioning.process-manager imports it).
+  'apps/lifecycle/src/chatapp <-> apps/lifecycle/src/interns': 'move chatapp-installs.service.ts into interns/',
+  // live-run writes through OwnedSession; session-streams logs a run's end with runs/run-end.log.
+  'apps/runs/src/runs <-> apps/runs/src/sessions': 'run-end.log.ts into sessions/, or the run end logged by runs/',
+  // runtime.module and runtime.nats.controller wire RunHost and TerminalHost: they sit above runs/ and terminals/.
+  'apps/runs/src/runs <-> apps/runs/src/runtime': 'runtime.module.ts and runtime.nats.controller.ts up to apps/runs/src',
+  'apps/runs/src/runtime <-> apps/runs/src/terminals': 'as above (runtime.module.ts and runtime.nats.controller.ts)',
+};
 
 describe('import cycles', () => {
   it('finds a cycle when there is one (the check can fail)', () => {
@@ -116,7 +136,10 @@ describe('import cycles', () => {
     ]);
     expect(cyclesOf(graph)).toEqual([]);
     expect(folderPairsOf(graph)).toEqual([
-      [`${join('app', 'a', 'one.ts')} -> ${join('app', 'b', 'two.ts')}`, `${join('app', 'b', 'three.ts')} -> ${join('app', 'a', 'deep', 'four.ts')}`],
+      {
+        folders: [join('app', 'a'), join('app', 'b')],
+        evidence: [`${join('app', 'a', 'one.ts')} -> ${join('app', 'b', 'two.ts')}`, `${join('app', 'b', 'three.ts')} -> ${join('app', 'a', 'deep', 'four.ts')}`],
+      },
     ]);
   });
 
@@ -136,9 +159,22 @@ describe('import cycles', () => {
     expect(cyclesOf(graph).map((cycle) => cycle.map((file) => relative(ROOT, file)).join(' -> '))).toEqual([]);
   });
 
-  it('has no sibling folders importing each other in apps/ and libs/', () => {
+  it('lets no test code make a pair (specs and helpers reach across folders to set up what they test)', () => {
+    const graph = new Map([
+      [join('app', 'a', 'one.ts'), [join('app', 'b', 'two.ts')]],
+      [join('app', 'b', 'two.int.spec.ts'), [join('app', 'a', 'one.ts')]],
+      [join('app', 'b', 'two.ts'), []],
+    ]);
+    expect(folderPairsOf(graph)).toEqual([]);
+  });
+
+  it('has no sibling folders importing each other in apps/ and libs/ (beyond the pairs owned elsewhere)', () => {
     const graph = importGraph(['apps', 'libs']);
     const shown = (evidence: string): string => evidence.split(' -> ').map((file) => relative(ROOT, file)).join(' -> ');
-    expect(folderPairsOf(graph).map((pair) => pair.map(shown).join(' | '))).toEqual([]);
+    const found = Object.fromEntries(
+      folderPairsOf(graph).map(({ folders, evidence }) => [folders.map((folder) => relative(ROOT, folder)).join(' <-> '), evidence.map(shown).join(' | ')]),
+    );
+    expect(Object.keys(found).filter((pair) => !(pair in PAIRS_OWNED_ELSEWHERE)).map((pair) => found[pair])).toEqual([]);
+    expect(Object.keys(PAIRS_OWNED_ELSEWHERE).filter((pair) => !(pair in found))).toEqual([]);
   });
 });

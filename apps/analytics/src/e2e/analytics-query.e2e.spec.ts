@@ -15,7 +15,7 @@ import {
   prompt,
   query,
   readStream,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const QUERY = `${API}/analytics/query`;
 const GLOBEX_KEY = 'mk_globex';

@@ -15,7 +15,7 @@ import {
   query,
   readStream,
   WS_MAIN,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const META = `${API}/analytics/meta`;
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { API, createIntern, eventually, IDENTITIES, KEYS, oauthToken, query } from '@interns/testing/platform';
+import { API, createIntern, eventually, IDENTITIES, KEYS, oauthToken, query } from '@interns/testing/e2e';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };

@@ -21,7 +21,7 @@ import {
   oauthToken,
   prompt,
   readStream,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const SECRET_VALUE = 'ghp_e2e-egress-secret-value-7f3a';
 const BOUND = 'api.bound.test';

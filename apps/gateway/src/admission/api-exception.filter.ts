@@ -1,3 +1,5 @@
+// admission/: the gateway's request pipeline around the route folders: the Fastify setup (body parsers, the door and
+// console routes), the admission hook (CONTRACT section 1's checks before any handler) and the exception filter after it.
 import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, HttpException, Inject, Logger } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';

@@ -1,3 +1,5 @@
+// auth/: who is asking and how often: the principal a credential stands for, the per-address limit on failed
+// authentications, and the per-minute budget it shares with the chat turn and analytics query limiters.
 import { createHash } from 'node:crypto';
 import { type RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';

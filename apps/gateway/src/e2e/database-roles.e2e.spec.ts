@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { PLATFORM_SERVICES, Platform, type PlatformService } from '@interns/testing';
 import { PG_ERROR_CODES, serviceRoleName } from '@interns/database';
-import { API, createRunningIntern, IDENTITIES, KEYS, prompt, readStream, sleep } from '@interns/testing/platform';
+import { API, createRunningIntern, IDENTITIES, KEYS, prompt, readStream, sleep } from '@interns/testing/e2e';
 
 interface Connection {
   usename: string;

@@ -18,7 +18,7 @@ import {
   KEYS,
   oauthToken,
   WS_MAIN,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 /** Low enough to reach with a few signings: sign and invoke share the chat turn limiter. */
 const TURNS_PER_MINUTE = 12;

@@ -22,7 +22,7 @@ import {
   UUID,
   WS_MAIN,
   WS_OTHER,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const EVENTS = `${API}/events`;
 const RETENTION_MS = 6_000;

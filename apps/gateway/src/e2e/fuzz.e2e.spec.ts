@@ -22,7 +22,7 @@ import {
   KEYS,
   sleep,
   WS_MAIN,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const NUM_RUNS = integerFrom('FUZZ_RUNS', process.env.FUZZ_RUNS ?? '1000', 1);
 const SEED = integerFrom('FUZZ_SEED', process.env.FUZZ_SEED ?? String(randomInt(1, 2 ** 31 - 1)), -(2 ** 31));

@@ -24,7 +24,7 @@ import {
   prompt,
   query,
   readStream,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const run = promisify(execFile);
 const prefix = testNatsPrefix();

@@ -30,7 +30,7 @@ import {
   UUID,
   WS_MAIN,
   WS_OTHER,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const TURNS_PER_MINUTE = 4;
 const BODY_SHA256 = createHash('sha256').update('{"input":"deploy"}').digest('hex');

@@ -9,7 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DaemonTokenCheckReply, subjectsFor } from '@interns/contracts';
 import { connectNats, RpcClient } from '@interns/messaging';
 import { Platform } from '@interns/testing';
-import { API, createRunningIntern, IDENTITIES, KEYS, WS_MAIN } from '@interns/testing/platform';
+import { API, createRunningIntern, IDENTITIES, KEYS, WS_MAIN } from '@interns/testing/e2e';
 
 const WS_LEAVING = '55555555-5555-4555-8555-555555555555';
 const ZOE_KEY = 'uk_zoe_leaving';

@@ -10,7 +10,7 @@ import { DaemonTokenCheckReply, subjectsFor } from '@interns/contracts';
 import { InMemoryNonceStore, jwkThumbprint, verifyInvokeRequest } from '@interns/daemon-signing';
 import { connectNats, RpcClient } from '@interns/messaging';
 import { Platform } from '@interns/testing';
-import { API, createIntern, createRunningIntern, IDENTITIES, KEYS, refusal, WS_MAIN } from '@interns/testing/platform';
+import { API, createIntern, createRunningIntern, IDENTITIES, KEYS, refusal, WS_MAIN } from '@interns/testing/e2e';
 
 const TURNS_PER_MINUTE = 4;
 const BODY = Buffer.from('{"input":"deploy the thing"}');

@@ -15,7 +15,7 @@ import {
   KEYS,
   oauthToken,
   query,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, INTERN_KEYS, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '@interns/testing/platform';
+import { IDENTITIES, INTERN_KEYS, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '@interns/testing/e2e';
 
 const API = '/api/v1';
 let platform: Platform;

@@ -4,7 +4,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, KEYS } from '@interns/testing/platform';
+import { IDENTITIES, KEYS } from '@interns/testing/e2e';
 
 /** The fields of an Intern these tests read. */
 type InternBody = { status: string; progress: unknown; hostname: string | null; last_failure_message: string | null };

@@ -20,7 +20,7 @@ import {
   oauthToken,
   query,
   WS_MAIN,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 let platform: Platform;
 let oauth: { interns: string; vaultOnly: string };

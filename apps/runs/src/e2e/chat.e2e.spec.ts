@@ -34,8 +34,8 @@ import {
   sessionTransactions,
   sleep,
   untilRole,
-} from '@interns/testing/platform';
-import type { StreamSummary } from '@interns/testing/platform';
+} from '@interns/testing/e2e';
+import type { StreamSummary } from '@interns/testing/e2e';
 
 const INTERACTION_DEADLINE_MS = 1500;
 let platform: Platform;

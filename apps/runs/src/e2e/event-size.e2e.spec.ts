@@ -4,7 +4,7 @@
  * reach analytics and the runs relay's lag returns to 0.
  */
 import { Platform } from '@interns/testing';
-import { createRunningIntern, eventually, IDENTITIES, prompt, query, readStream } from '@interns/testing/platform';
+import { createRunningIntern, eventually, IDENTITIES, prompt, query, readStream } from '@interns/testing/e2e';
 
 const OUTPUT_BYTES = 400 * 1024;
 const MAX_EVENT_BYTES = 262144;

@@ -20,7 +20,7 @@ import {
   readStream,
   refusal,
   sleep,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const QUOTA_BYTES = 8 * 1024 * 1024;
 const UPLOAD_MAX_BYTES = 6 * 1024 * 1024;

@@ -17,7 +17,7 @@ import {
   prompt,
   readStream,
   sessionRuns,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const run = promisify(execFile);
 const QUOTA_BYTES = 2 * 1024 * 1024;

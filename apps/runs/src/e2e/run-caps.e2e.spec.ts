@@ -18,7 +18,7 @@ import {
   refusal,
   sessionEvents,
   sessionRuns,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const MAX_TOOL_CALLS_PER_RUN = 50;
 let platform: Platform;

@@ -33,7 +33,7 @@ import {
   sleep,
   type RunEvent,
   UUID,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const RUN_RECONCILE_INTERVAL_MS = 500;
 const RUN_REPLAY_RETENTION_MS = 3000;

@@ -33,8 +33,8 @@ import {
   sessionEvents,
   sessionRuns,
   untilRole,
-} from '@interns/testing/platform';
-import type { StreamSummary } from '@interns/testing/platform';
+} from '@interns/testing/e2e';
+import type { StreamSummary } from '@interns/testing/e2e';
 
 /** The relay declares a link severed after 3 missed heartbeats: about 600 ms here. */
 const HEARTBEAT_ENV = { STREAM_HEARTBEAT_MS: '200' };

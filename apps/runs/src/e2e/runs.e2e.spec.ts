@@ -32,7 +32,7 @@ import {
   runsPath,
   type RunEvent,
   UUID,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const INTERACTION_DEADLINE_MS = 2000;
 const READERS_PER_CALLER = 3;

@@ -16,7 +16,7 @@ import {
   KEYS,
   prompt,
   readStream,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const INTERN_MEMORY_BYTES = 96 * 1024 * 1024;
 const MAX_INTERNS_PER_WORKSPACE = 4;

@@ -17,7 +17,7 @@ import {
   terminalRefusal,
   type Door,
   type TerminalSession as Session,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const TERMINALS_PER_INTERN = 2;
 

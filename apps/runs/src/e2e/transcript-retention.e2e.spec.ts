@@ -26,7 +26,7 @@ import {
   refusal,
   runOf,
   runPath,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 /** Short enough to watch the sweep, long enough to see the transcript stored before it goes. */
 const SHORT_RETENTION_MS = 5_000;

@@ -5,7 +5,7 @@
  * run against the service with a test resolver: apps/webhooks/src/endpoints/webhook-endpoints.int.spec.ts.)
  */
 import { Platform } from '@interns/testing';
-import { API, IDENTITIES, KEYS, refusal } from '@interns/testing/platform';
+import { API, IDENTITIES, KEYS, refusal } from '@interns/testing/e2e';
 
 let platform: Platform;
 

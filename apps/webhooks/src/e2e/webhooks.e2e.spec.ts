@@ -20,7 +20,7 @@ import {
   sleep,
   UUID,
   WS_MAIN,
-} from '@interns/testing/platform';
+} from '@interns/testing/e2e';
 
 const WEBHOOKS = `${API}/webhooks`;
 const RETRY_SCHEDULE_MS = [200, 400];

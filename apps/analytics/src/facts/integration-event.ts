@@ -2,6 +2,8 @@ import { type IntegrationEventSource, MalformedEventError, type ReceivedIntegrat
 
 export { MalformedEventError, parseIntegrationEvent } from '@interns/contracts';
 
+// Beside the appliers, which read every event through it; the consumers in integration-events/ only parse and hand on.
+
 /** A service whose integration events analytics consumes (one JetStream stream each). */
 export type EventSource = IntegrationEventSource;
 /** An integration event as received: its envelope checked, its data read by the applier of its type (EventData). */

@@ -1,3 +1,5 @@
+// secrets/: endpoints' signing secrets at rest, sealed under WEBHOOK_SECRETS_KEY; the endpoints store them, the
+// deliveries open them to sign.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { makePrivateDirectory, publishNoClobber, readFileIfExists } from '@interns/files';
