@@ -1,3 +1,5 @@
+// daemon/: the daemon routes (CONTRACT section 8): an intern's daemon access, request signing, the served signing
+// keys, and the headers of the deprecated aliases.
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
