@@ -11,11 +11,11 @@ import { CredentialResolver, IDENTITY_SCHEMA, identityMigrations } from '@intern
 import { connectNats, RpcClient, SessionChannel } from '@interns/messaging';
 import { JsonLogger, startTracing, stopTracing } from '@interns/observability';
 import { AnalyticsQueryLimiter } from './analytics/analytics-query-limiter';
-import { applyApiPrefix } from './api-prefix';
-import { AuthFailureLimiter } from './auth-failure-limiter';
+import { applyApiPrefix } from './http/api-prefix';
+import { AuthFailureLimiter } from './auth/auth-failure-limiter';
 import { ChatTurnLimiter } from './chat/chat-turn-limiter';
-import { clientErrorHandler, serveUnknownExpectations } from './http-layer';
-import { answerFrameworkError } from './framework-errors';
+import { clientErrorHandler, serveUnknownExpectations } from './http/http-layer';
+import { answerFrameworkError } from './http/framework-errors';
 import { GatewayModule } from './gateway.module';
 import { GatewayDependencies } from './gateway.tokens';
 

@@ -4,7 +4,7 @@ import type { PlatformConfig } from '@interns/contracts';
 import type { CredentialResolver } from '@interns/identity';
 import type { RpcClient, SessionChannel } from '@interns/messaging';
 import type { AnalyticsQueryLimiter } from './analytics/analytics-query-limiter';
-import type { AuthFailureLimiter } from './auth-failure-limiter';
+import type { AuthFailureLimiter } from './auth/auth-failure-limiter';
 import type { ChatTurnLimiter } from './chat/chat-turn-limiter';
 
 /** What the gateway's Nest module is built from: opened once per process by the bootstrap, never per request. */

@@ -6,7 +6,7 @@ import { AddressGuard, type HostResolver, systemResolver } from './address-guard
 import { DeliverySender } from './deliveries/delivery-sender';
 import { DeliveryStore } from './deliveries/delivery-store';
 import { DeliveryWorker } from './deliveries/delivery-worker';
-import { EndpointSecrets } from './endpoints/endpoint-secrets';
+import { EndpointSecrets } from './secrets/endpoint-secrets';
 import { EndpointStore } from './endpoints/endpoint-store';
 import { webhookEndpointsNatsController } from './endpoints/webhook-endpoints.nats.controller';
 import { WebhookEndpointsService } from './endpoints/webhook-endpoints.service';

@@ -1,3 +1,4 @@
+// launcher/: the pieces of the `npm start` launcher: the infrastructure preflight, readiness lines, the log format.
 /**
  * `npm start` needs PostgreSQL and NATS. Without them the services would only log connection errors and
  * retry, so the launcher first opens a TCP connection to each (a short timeout) and, for each one that does

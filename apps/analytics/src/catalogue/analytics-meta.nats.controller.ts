@@ -1,3 +1,4 @@
+// catalogue/: what analytics can be asked about, as `GET /analytics/meta` answers it.
 import { Controller, Logger, Type } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ANALYTICS_CATALOGUE } from '@interns/contracts';

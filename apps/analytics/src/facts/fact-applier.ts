@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { IntegrationEventType } from '@interns/contracts';
-import type { EventData, ReceivedEvent } from '../integration-events/integration-event';
+import type { EventData, ReceivedEvent } from './integration-event';
 
 /**
  * The shape of a facts applier, apart from facts-applier.ts, which gathers the appliers: each applier file imports

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { openDatabase } from '@interns/database';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
-import { MalformedEventError } from '../integration-events/integration-event';
+import { MalformedEventError } from './integration-event';
 import { ANALYTICS_MIGRATIONS } from '../migrations';
 import { EventFactory, runFact, type RunFactRow, statusChanges, WORKSPACE } from '../testing/facts.fixture';
 import { FactsApplier } from './facts-applier';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isTransactionRace } from '@interns/database';
 import { INTEGRATION_EVENT_TYPES, type IntegrationEventType, isIntegrationEventType } from '@interns/contracts';
-import { EventData, MalformedEventError, type ReceivedEvent } from '../integration-events/integration-event';
+import { EventData, MalformedEventError, type ReceivedEvent } from './integration-event';
 import { INTERN_FACTS_APPLIERS } from './intern-facts.applier';
 import type { FactApplier, FactsApplierOf } from './fact-applier';
 import { RUN_FACTS_APPLIERS } from './run-facts.applier';

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { EventData, type ReceivedEvent } from '../integration-events/integration-event';
+import { EventData, type ReceivedEvent } from './integration-event';
 import type { FactsApplierOf } from './fact-applier';
 
 /** Analytics keeps torn-down interns (their runs still count) with this status; lifecycle forgets them. */

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { EventData, ReceivedEvent } from '../integration-events/integration-event';
+import type { EventData, ReceivedEvent } from './integration-event';
 import type { FactsApplierOf } from './fact-applier';
 
 /**

@@ -10,7 +10,7 @@ import { FactsApplier } from '../facts/facts-applier';
 import { ANALYTICS_MIGRATIONS } from '../migrations';
 import { EventFactory, eventually, processed, runFact, statusChanges, WORKSPACE } from '../testing/facts.fixture';
 import { factsConsumer } from './event-stream-consumer';
-import type { EventSource } from './integration-event';
+import type { EventSource } from '../facts/integration-event';
 import { ANALYTICS_DURABLE } from './integration-events.consumers';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';

@@ -1,6 +1,6 @@
 import { type DurableStreamSource, EventStreamConsumer } from '@interns/messaging';
 import type { FactsApplier } from '../facts/facts-applier';
-import { type EventSource, MalformedEventError, parseIntegrationEvent, type ReceivedEvent } from './integration-event';
+import { type EventSource, MalformedEventError, parseIntegrationEvent, type ReceivedEvent } from '../facts/integration-event';
 
 export interface FactsConsumerOptions extends DurableStreamSource {
   source: EventSource;

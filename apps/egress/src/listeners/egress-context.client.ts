@@ -1,3 +1,5 @@
+// listeners/: the proxy listener opened for each sandboxed command (interface section 19), the intern's policy and
+// sealed secrets it asks of lifecycle, and the secret placeholders it fills in.
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { EgressContextReply, EgressContextRequest, Subjects } from '@interns/contracts';
 import { RpcClient } from '@interns/messaging';

@@ -1,3 +1,5 @@
+// log/: the egress log (interface section 19): the entries the proxy writes, the pages its route reads, the purge
+// with the intern and the sweep past EGRESS_LOG_RETENTION_MS.
 import { Logger } from '@nestjs/common';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { EgressLogPage, EgressLogRequest, PurgeEgressLogRequest, RuntimeStepReply, Subjects } from '@interns/contracts';

@@ -1,6 +1,6 @@
 import { analyticsErrorEnvelope } from '@interns/contracts';
-import { API_PREFIX } from '../api-prefix';
-import type { HttpError } from '../http-errors';
+import { API_PREFIX } from '../http/api-prefix';
+import type { HttpError } from '../http/http-errors';
 
 const ANALYTICS_PATH = new RegExp(`^${API_PREFIX}/analytics(?:[/?#]|$)`);
 

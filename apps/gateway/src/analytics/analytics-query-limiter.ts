@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { type BudgetVerdict, MinuteBudget } from '../minute-limiter';
+import { type BudgetVerdict, MinuteBudget } from '../auth/minute-limiter';
 
 /** Created by the identity migration CreateAnalyticsQueryLimits1766000000000. */
 const TABLE_NAME = 'analytics_query_limits';

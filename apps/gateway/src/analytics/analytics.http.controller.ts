@@ -12,12 +12,12 @@ import type {
 } from '@interns/contracts';
 import { CredentialResolver } from '@interns/identity';
 import { RpcClient, RpcTimeoutError } from '@interns/messaging';
-import { AuthFailureLimiter } from '../auth-failure-limiter';
+import { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { HttpErrorException } from '../chat/http-error.exception';
-import { rateLimitedError } from '../http-errors';
+import { rateLimitedError } from '../http/http-errors';
 import { AnalyticsQueryLimiter } from './analytics-query-limiter';
-import { jsonBodyOf } from '../body-rules';
-import { clientAddressOf } from '../client-address';
+import { jsonBodyOf } from '../http/body-rules';
+import { clientAddressOf } from '../http/client-address';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
 import { requireManagementKey } from './management-key.check';
 

@@ -1,8 +1,8 @@
 import { ANALYTICS_ERROR_MESSAGES, UNAUTHENTICATED_MESSAGE } from '@interns/contracts';
 import type { CredentialResolver, ResolvedCredential } from '@interns/identity';
-import type { AuthFailureLimiter } from '../auth-failure-limiter';
+import type { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { HttpErrorException } from '../chat/http-error.exception';
-import { rateLimitedError } from '../http-errors';
+import { rateLimitedError } from '../http/http-errors';
 import { analyticsHttpError, withoutMetadata } from './analytics-errors';
 
 /** Where a request came from, and the limiter that counts its 401s (CONTRACT section 16). */

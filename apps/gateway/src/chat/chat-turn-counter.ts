@@ -1,4 +1,4 @@
-import { apiError } from '../http-errors';
+import { apiError } from '../http/http-errors';
 import type { ChatTurnLimiter } from './chat-turn-limiter';
 import { HttpErrorException } from './http-error.exception';
 

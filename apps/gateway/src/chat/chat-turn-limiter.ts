@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { type BudgetVerdict, MinuteBudget } from '../minute-limiter';
+import { type BudgetVerdict, MinuteBudget } from '../auth/minute-limiter';
 
 /** Created by the identity migration CreateChatTurnLimits1763800000000. */
 const TABLE_NAME = 'chat_turn_limits';

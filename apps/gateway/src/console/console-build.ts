@@ -1,3 +1,4 @@
+// console/: serving the web console's build at `/console/`; the browser app itself is apps/console.
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { apiError, sendHttpError } from '../http-errors';
-import { etagListMatches } from '../intern-icon.reply';
-import { decodedPathOf } from '../request-path';
+import { apiError, sendHttpError } from '../http/http-errors';
+import { etagListMatches } from '../interns/intern-icon.reply';
+import { decodedPathOf } from '../http/request-path';
 import { CONSOLE_ASSETS_DIR, CONSOLE_INDEX, type ConsoleBuild, type ConsoleFile } from './console-build';
 
 /** Where the console is served (interface section 23); its API calls go to `/api/v1` on the same origin. */

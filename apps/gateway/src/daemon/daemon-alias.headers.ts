@@ -1,7 +1,9 @@
+// daemon/: the daemon routes (CONTRACT section 8): an intern's daemon access, request signing, the served signing
+// keys, and the headers of the deprecated aliases.
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import { INTERN_ID_PARAM } from '../intern-routes';
+import { INTERN_ID_PARAM } from '../interns/intern-routes';
 import { deprecationHeaders } from './daemon-routes';
 
 /**

@@ -1,4 +1,4 @@
-import { INTERN_ID_PARAM, INTERNS_PATH } from '../intern-routes';
+import { INTERN_ID_PARAM, INTERNS_PATH } from '../interns/intern-routes';
 
 /** Relative to the interns controller: each route, then its deprecated alias. */
 export const DAEMON_ACCESS_ROUTES = [`:${INTERN_ID_PARAM}/daemon`, `:${INTERN_ID_PARAM}/daemon-access`];

@@ -2,9 +2,9 @@ import { Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestj
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerId, parseDaemonSignBody } from '@interns/contracts';
 import type { DaemonAccessReply, DaemonAccessRequest, DaemonSignReply, DaemonSignRequest } from '@interns/contracts';
-import { jsonBodyOf } from '../body-rules';
+import { jsonBodyOf } from '../http/body-rules';
 import { ChatTurnCounter } from '../chat/chat-turn-counter';
-import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
+import { INTERN_ID_PARAM, visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
 import { DAEMON_ACCESS_ROUTES, DAEMON_SIGN_ROUTES } from './daemon-routes';
 

@@ -1,3 +1,5 @@
+// door/: the door (interface section 20), an intern served at its own hostname: host routing, the checks in the
+// contract's order, their caches, the routes and the terminal's upgrade.
 import { createHash } from 'node:crypto';
 import type { DaemonTokenCheckReply, Subjects } from '@interns/contracts';
 import type { RpcClient } from '@interns/messaging';

@@ -1,7 +1,7 @@
 import { OAUTH_SCOPES } from '@interns/contracts';
 import type { DoorIntern, Principal } from '@interns/contracts';
-import type { AuthFailureLimiter } from '../auth-failure-limiter';
-import { apiError, rateLimitedError, unauthenticatedError, type HttpError } from '../http-errors';
+import type { AuthFailureLimiter } from '../auth/auth-failure-limiter';
+import { apiError, rateLimitedError, unauthenticatedError, type HttpError } from '../http/http-errors';
 import type { DaemonTokenCache, ValidDaemonToken } from './daemon-token-cache';
 import type { InternDirectory } from './intern-directory';
 

@@ -1,5 +1,5 @@
 import { normalizeHostname } from '@interns/contracts';
-import { withoutPort } from '../regional-host';
+import { withoutPort } from '../http/regional-host';
 
 /**
  * Which requests the door serves (interface section 20): those whose `Host` is a name under INTERN_DOMAIN, compared

@@ -3,7 +3,7 @@ import { DOOR_INVOKE_ROUTE, INVOKE_HEADERS } from '@interns/contracts';
 import type { ClaimDaemonNonceReply, DaemonSigningKeysReply, Subjects } from '@interns/contracts';
 import { verifyInvokeRequest, type InvokeRefusal, type InvokeVerification, type NonceStore } from '@interns/daemon-signing';
 import type { RpcClient } from '@interns/messaging';
-import { apiError, type HttpError } from '../http-errors';
+import { apiError, type HttpError } from '../http/http-errors';
 
 type Deadline = { timeoutMs: number; correlationId: string };
 

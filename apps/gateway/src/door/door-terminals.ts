@@ -5,9 +5,9 @@ import { Logger } from '@nestjs/common';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { DomainError, type PlatformConfig, type TerminalCloseReason } from '@interns/contracts';
 import type { Terminal, TerminalClient } from '@interns/messaging';
-import { clientAddressOfMessage } from '../client-address';
+import { clientAddressOfMessage } from '../http/client-address';
 import { CORRELATION_ID_HEADER } from '../gateway-request';
-import { apiError, toHttpError, type HttpError } from '../http-errors';
+import { apiError, toHttpError, type HttpError } from '../http/http-errors';
 import { isDoorAccess, type DoorGate } from './door-gate';
 import type { DoorHosts } from './door-host';
 

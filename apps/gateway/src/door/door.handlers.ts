@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerId, DOOR_INVOKE_ROUTE, INVOKE_FREE_TEXT, parseInvokeBody } from '@interns/contracts';
 import type { DoorIdentity, InvokeReply, InvokeRequest } from '@interns/contracts';
-import { jsonBodyOf } from '../body-rules';
+import { jsonBodyOf } from '../http/body-rules';
 import type { ChatTurnCounter } from '../chat/chat-turn-counter';
 import { HttpErrorException } from '../chat/http-error.exception';
 import type { ServiceClient } from '../service.client';

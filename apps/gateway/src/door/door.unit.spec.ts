@@ -8,7 +8,7 @@ import { DOOR_INVOKE_ROUTE, INVOKE_HEADERS, subjectsFor } from '@interns/contrac
 import type { DaemonTokenCheckReply, DoorIntern } from '@interns/contracts';
 import { DaemonSigningKey, sha256Hex, signingStringV1, signingStringV2 } from '@interns/daemon-signing';
 import type { RpcClient } from '@interns/messaging';
-import type { AuthFailureLimiter } from '../auth-failure-limiter';
+import type { AuthFailureLimiter } from '../auth/auth-failure-limiter';
 import { DaemonTokenCache } from './daemon-token-cache';
 import { DoorGate, isDoorAccess } from './door-gate';
 import { DoorSignatures } from './door-signatures';

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
-import { IDENTITIES, KEYS, WS_MAIN, WS_OUTSIDE, WS_READONLY } from '../testing/platform-identities.fixture';
+import { IDENTITIES, KEYS, WS_MAIN, WS_OUTSIDE, WS_READONLY } from '@interns/testing/e2e';
 
 const API = '/api/v1';
 const UNAUTHENTICATED = { error: { code: 401, message: 'invalid or missing API key' } };

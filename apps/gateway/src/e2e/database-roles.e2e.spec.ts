@@ -8,8 +8,7 @@
 import pg from 'pg';
 import { PLATFORM_SERVICES, Platform, type PlatformService } from '@interns/testing';
 import { PG_ERROR_CODES, serviceRoleName } from '@interns/database';
-import { API, createRunningIntern, prompt, readStream, sleep } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { API, createRunningIntern, IDENTITIES, KEYS, prompt, readStream, sleep } from '@interns/testing/e2e';
 
 interface Connection {
   usename: string;

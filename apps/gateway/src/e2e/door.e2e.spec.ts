@@ -8,8 +8,17 @@
 import { createHash } from 'node:crypto';
 import { Platform } from '@interns/testing';
 import type { ApiResponse } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, oauthToken } from '../testing/chat.fixture';
-import { IDENTITIES, ISO_MS, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
+  oauthToken,
+  WS_MAIN,
+} from '@interns/testing/e2e';
 
 /** Low enough to reach with a few signings: sign and invoke share the chat turn limiter. */
 const TURNS_PER_MINUTE = 12;

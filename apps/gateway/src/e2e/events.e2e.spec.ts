@@ -8,8 +8,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { getForStream, type JsonAnswer, Platform, SseResponse } from '@interns/testing';
-import { API, createIntern, createRunningIntern, eventually, oauthToken, refusal, sleep } from '../testing/chat.fixture';
-import { IDENTITIES, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
+  oauthToken,
+  refusal,
+  sleep,
+  UUID,
+  WS_MAIN,
+  WS_OTHER,
+} from '@interns/testing/e2e';
 
 const EVENTS = `${API}/events`;
 const RETENTION_MS = 6_000;

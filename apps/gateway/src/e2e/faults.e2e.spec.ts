@@ -3,7 +3,7 @@
  * outage never touches other tests.
  */
 import { NatsServerProcess, Platform, PLATFORM_SERVICES, startNatsServer, waitForHttp } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { IDENTITIES, KEYS } from '@interns/testing/e2e';
 
 const API = '/api/v1';
 const DEADLINE_MS = 1500;

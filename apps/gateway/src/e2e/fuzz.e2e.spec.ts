@@ -12,8 +12,17 @@ import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
 import { describeFuzzRequest, freePort, nested, openApiFuzzer, operationKey, Platform, PLATFORM_SERVICES, printable, rawRequestBytes, sendRaw } from '@interns/testing';
 import type { FuzzContext, FuzzOperation, FuzzRequest, FuzzableDocument, RawHttpOutcome, ServiceProcess } from '@interns/testing';
-import { API, chatPath, createIntern, createRunningIntern, eventually, sleep } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS, WS_MAIN } from '../testing/platform-identities.fixture';
+import {
+  API,
+  chatPath,
+  createIntern,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  sleep,
+  WS_MAIN,
+} from '@interns/testing/e2e';
 
 const NUM_RUNS = integerFrom('FUZZ_RUNS', process.env.FUZZ_RUNS ?? '1000', 1);
 const SEED = integerFrom('FUZZ_SEED', process.env.FUZZ_SEED ?? String(randomInt(1, 2 ** 31 - 1)), -(2 ** 31));

@@ -9,8 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { OtlpCollector, Platform, PLATFORM_SERVICES } from '@interns/testing';
 import type { PlatformService, ServiceProcess } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
-import { createRunningIntern, prompt, readStream } from '../testing/chat.fixture';
+import { createRunningIntern, IDENTITIES, KEYS, prompt, readStream } from '@interns/testing/e2e';
 
 const API = '/api/v1';
 let collector: OtlpCollector;

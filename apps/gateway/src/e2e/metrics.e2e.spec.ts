@@ -6,8 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Platform } from '@interns/testing';
 import type { PlatformService } from '@interns/testing';
-import { API, createRunningIntern, prompt, readStream, sleep } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { API, createRunningIntern, IDENTITIES, KEYS, prompt, readStream, sleep } from '@interns/testing/e2e';
 
 const PROMETHEUS_TEXT = /^text\/plain; version=0\.0\.4; charset=utf-8$/;
 const PROVISIONING_STEPS = ['prepare_disk', 'assign_hostname', 'boot_runtime', 'await_health'];

@@ -14,8 +14,17 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { natsInboxPrefix, type NatsProcess, subjectsFor } from '@interns/contracts';
 import { natsSecurityOptions } from '@interns/messaging';
 import { type NatsServerProcess, Platform, SseResponse, startNatsServer, testNatsPrefix } from '@interns/testing';
-import { API, createRunningIntern, eventually, oauthToken, prompt, query, readStream } from '../testing/chat.fixture';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import {
+  API,
+  createRunningIntern,
+  eventually,
+  IDENTITIES,
+  KEYS,
+  oauthToken,
+  prompt,
+  query,
+  readStream,
+} from '@interns/testing/e2e';
 
 const run = promisify(execFile);
 const prefix = testNatsPrefix();

@@ -20,12 +20,17 @@ import {
   createRunningIntern,
   elicitationReply,
   eventually,
+  IDENTITIES,
+  ISO_MS,
+  KEYS,
   permissionArguments,
   promptBody,
   query,
   untilRole,
-} from '../testing/chat.fixture';
-import { IDENTITIES, ISO_MS, KEYS, UUID, WS_MAIN, WS_OTHER } from '../testing/platform-identities.fixture';
+  UUID,
+  WS_MAIN,
+  WS_OTHER,
+} from '@interns/testing/e2e';
 
 const TURNS_PER_MINUTE = 4;
 const BODY_SHA256 = createHash('sha256').update('{"input":"deploy"}').digest('hex');

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ApiResponse, Platform, PLATFORM_SERVICES } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { IDENTITIES, KEYS } from '@interns/testing/e2e';
 
 const API = '/api/v1';
 /** Generous: the in-flight test holds a create while a replacement lifecycle boots on a loaded machine. */

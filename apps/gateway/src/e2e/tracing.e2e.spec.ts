@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { subjectsFor } from '@interns/contracts';
 import { CollectedSpan, OTLP_SPAN_KIND, OtlpCollector, Platform } from '@interns/testing';
-import { IDENTITIES, KEYS } from '../testing/platform-identities.fixture';
+import { IDENTITIES, KEYS } from '@interns/testing/e2e';
 
 const API = '/api/v1';
 let collector: OtlpCollector;

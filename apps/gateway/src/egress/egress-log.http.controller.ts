@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { EgressLogPage, EgressLogRequest, parseEgressLogQuery } from '@interns/contracts';
-import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
+import { INTERN_ID_PARAM, visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
 
 type RawQuery = Record<string, string | string[] | undefined>;

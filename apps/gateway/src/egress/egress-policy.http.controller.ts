@@ -1,8 +1,8 @@
 import { Controller, Get, Inject, Param, Put, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { EgressPolicy, GetEgressPolicyRequest, parseEgressPolicy, PutEgressPolicyRequest } from '@interns/contracts';
-import { jsonBodyOf } from '../body-rules';
-import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
+import { jsonBodyOf } from '../http/body-rules';
+import { INTERN_ID_PARAM, visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
 
 const EGRESS = `:${INTERN_ID_PARAM}/egress`;

@@ -1,3 +1,5 @@
+// events/: the workspace event stream, `GET /api/v1/events` (interface section 23): the sourced stream, the feed, its
+// ring and readers, and who sees which event.
 import { Logger } from '@nestjs/common';
 import {
   callerOfParts,

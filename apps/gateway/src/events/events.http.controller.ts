@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callerId, DomainError, isUuid, type PlatformConfig, type Principal } from '@interns/contracts';
 import { CORRELATION_ID_HEADER } from '../gateway-request';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
-import { RequestAdmission } from '../request-admission.hook';
+import { RequestAdmission } from '../admission/request-admission.hook';
 import { ReaderQuota } from '../runs/reader-quota';
 import { remainingDeadline } from '../service.client';
 import { EventStreamReader } from './event-stream.reader';

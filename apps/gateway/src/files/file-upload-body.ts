@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { INTERNS_PATH, INTERN_ID_PARAM } from '../intern-routes';
+import { INTERNS_PATH, INTERN_ID_PARAM } from '../interns/intern-routes';
 
 /** The route's pattern as Fastify names it (the wildcard is the path in the workspace). */
 export const FILE_ROUTE = `${INTERNS_PATH}/:${INTERN_ID_PARAM}/files/*`;

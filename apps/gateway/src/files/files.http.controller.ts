@@ -2,7 +2,7 @@ import { Controller, Delete, Get, Inject, Param, Put, Query, Req, Res } from '@n
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, workspacePathOf, type FileOperation, type FilesOpenReply, type FilesOpenRequest, type PlatformConfig } from '@interns/contracts';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
-import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
+import { INTERN_ID_PARAM, visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
 import { FileTransferClient } from './file-transfer.client';
 import { uploadBodyOf } from './file-upload-body';

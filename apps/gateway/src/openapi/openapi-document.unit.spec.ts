@@ -10,7 +10,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ChunkBuilder, errorEnvelope, loadConfig, OPENAPI_DOCUMENT } from '@interns/contracts';
 import { OpenApiResponseValidator } from '@interns/testing';
-import { API_PREFIX, OPERATING_ROUTES } from '../api-prefix';
+import { API_PREFIX, OPERATING_ROUTES } from '../http/api-prefix';
 import { GatewayModule } from '../gateway.module';
 import type { GatewayDependencies } from '../gateway.tokens';
 

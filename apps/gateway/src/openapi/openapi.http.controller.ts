@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OPENAPI_DOCUMENT, OPENAPI_DOCUMENT_PATH } from '@interns/contracts';
-import { etagListMatches } from '../intern-icon.reply';
+import { etagListMatches } from '../interns/intern-icon.reply';
 
 /** The document changes only with a deployment: caches may keep it briefly, then revalidate by ETag. */
 const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';

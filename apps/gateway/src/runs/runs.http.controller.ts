@@ -12,12 +12,12 @@ import type {
   RunResource,
   RunStreamGrant,
 } from '@interns/contracts';
-import { assertNoCommandBody, jsonBodyOf } from '../body-rules';
+import { assertNoCommandBody, jsonBodyOf } from '../http/body-rules';
 import { RUN_ID_HEADER } from '../chat/run-id-header';
 import { CHAT_DEPENDENCIES, type ChatDependencies } from '../chat/chat.tokens';
 import { CORRELATION_ID_HEADER } from '../gateway-request';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
-import { INTERN_ID_PARAM, visibleId } from '../intern-routes';
+import { INTERN_ID_PARAM, visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
 import { ReaderQuota } from './reader-quota';
 import { RunStreamReader } from './run-stream.reader';

@@ -1,5 +1,5 @@
-import { API_PREFIX } from '../api-prefix';
-import { decodedPathOf } from '../request-path';
+import { API_PREFIX } from '../http/api-prefix';
+import { decodedPathOf } from '../http/request-path';
 
 export const VAULT_PATH = `${API_PREFIX}/vault`;
 /** Path parameter names of the vault routes (the controller declares them so). */

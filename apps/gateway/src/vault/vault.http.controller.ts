@@ -2,8 +2,8 @@ import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req
 import type { FastifyRequest } from 'fastify';
 import { DomainError, parseVaultCopy, parseVaultListQuery, parseVaultSecretName, parseVaultSecretWrite, VAULT_MAX_BODY_BYTES } from '@interns/contracts';
 import type { VaultCopyRequest, VaultDeleteRequest, VaultListRequest, VaultPutRequest, VaultScope, VaultSecret, VaultSecretList } from '@interns/contracts';
-import { jsonBodyOf } from '../body-rules';
-import { visibleId } from '../intern-routes';
+import { jsonBodyOf } from '../http/body-rules';
+import { visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
 import { VAULT_INTERN_ID_PARAM, VAULT_NAME_PARAM } from './vault-routes';
 

@@ -1,5 +1,5 @@
-import { API_PREFIX } from '../api-prefix';
-import { decodedPathOf } from '../request-path';
+import { API_PREFIX } from '../http/api-prefix';
+import { decodedPathOf } from '../http/request-path';
 
 export const WEBHOOKS_PATH = `${API_PREFIX}/webhooks`;
 /** The parameter name of every `/webhooks/{webhook_id}` route. */

@@ -9,7 +9,7 @@ import type {
   WebhookEndpointList,
   WebhookEndpointRequest,
 } from '@interns/contracts';
-import { assertNoCommandBody, jsonBodyOf } from '../body-rules';
+import { assertNoCommandBody, jsonBodyOf } from '../http/body-rules';
 import { ServiceClient } from '../service.client';
 import { WEBHOOK_ID_PARAM } from './webhook-routes';
 

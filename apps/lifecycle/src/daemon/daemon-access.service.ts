@@ -1,3 +1,5 @@
+// daemon/: daemon access (CONTRACT section 8): an intern's daemon tokens and their revocation, request signing, the
+// door's hostname lookup and nonce claims, and the audit.
 import type { DataSource } from 'typeorm';
 import {
   DaemonAccessReply,

@@ -1,3 +1,4 @@
+// chat/: chat and invoke requests over NATS (steer the intern's live run or start one); the run itself is in runs/.
 import { Controller, Inject, Type } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import type { ChatReply, ChatRequest, InvokeReply, InvokeRequest, Subjects } from '@interns/contracts';

@@ -1,3 +1,5 @@
+// retention/: transcript retention (CONTRACT section 22): the purge of an intern's transcripts before its teardown
+// completes, and the sweep of transcripts past TRANSCRIPT_RETENTION_MS.
 import { Controller, Inject, Logger, Type } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import type { RuntimeRequest, RuntimeStepReply, Subjects } from '@interns/contracts';

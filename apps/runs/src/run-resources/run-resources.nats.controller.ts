@@ -1,3 +1,4 @@
+// run-resources/: runs as resources (CONTRACT section 12): list, get, cancel, answer a question, follow grants.
 import { Controller, Inject, Type } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import type {

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { EndpointSecrets } from '../endpoints/endpoint-secrets';
+import type { EndpointSecrets } from '../secrets/endpoint-secrets';
 import type { AttemptResult, DeliveryAttempt } from './delivery-sender';
 
 /** A delivery taken by this replica for one attempt: `attempt` is its number (1 for the first). */

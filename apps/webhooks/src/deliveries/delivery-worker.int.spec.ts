@@ -10,7 +10,7 @@ import { createTestDatabase, independentSignature, Receiver, type TestDatabase }
 import { WorkSignal } from '@interns/workers';
 import { AddressGuard, type HostResolver } from '../address-guard/address-guard';
 import { WEBHOOKS_MIGRATIONS } from '../migrations';
-import type { EndpointSecrets } from '../endpoints/endpoint-secrets';
+import type { EndpointSecrets } from '../secrets/endpoint-secrets';
 import { deliveryRow, eventually, insertDelivery, insertEndpoint, testEndpointSecrets } from '../testing/webhooks.fixture';
 import { DeliverySender } from './delivery-sender';
 import { DeliveryStore } from './delivery-store';

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { EndpointSecrets } from './endpoint-secrets';
+import type { EndpointSecrets } from '../secrets/endpoint-secrets';
 import {
   WEBHOOK_DELIVERIES_LOG_LIMIT,
   type WebhookDelivery,

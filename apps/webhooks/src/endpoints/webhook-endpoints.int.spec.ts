@@ -15,7 +15,7 @@ import { createTestDatabase, deleteTestStreams, type TestDatabase, testNatsPrefi
 import type { HostResolver } from '../address-guard/address-guard';
 import { WEBHOOKS_MIGRATIONS } from '../migrations';
 import { WORKSPACE } from '../testing/webhooks.fixture';
-import { EndpointSecrets } from './endpoint-secrets';
+import { EndpointSecrets } from '../secrets/endpoint-secrets';
 import { EndpointStore } from './endpoint-store';
 import { WebhooksModule } from '../webhooks.module';
 

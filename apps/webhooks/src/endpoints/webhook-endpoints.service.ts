@@ -12,7 +12,7 @@ import {
 } from '@interns/contracts';
 import { type AddressGuard, UnsafeTargetError } from '../address-guard/address-guard';
 import { newEndpointSecret } from '../deliveries/webhook-signature';
-import type { EndpointSecrets } from './endpoint-secrets';
+import type { EndpointSecrets } from '../secrets/endpoint-secrets';
 import { EndpointLimitError, type EndpointStore } from './endpoint-store';
 
 /**

@@ -1,3 +1,5 @@
+// retention/: transcript retention on the webhooks side (CONTRACT section 22): the question wording of deliveries,
+// purged with the intern and swept past TRANSCRIPT_RETENTION_MS.
 import type { DataSource, EntityManager } from 'typeorm';
 import { QUESTION_WORDING } from '@interns/contracts';
 

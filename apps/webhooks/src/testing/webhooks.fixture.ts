@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
-import { EndpointSecrets } from '../endpoints/endpoint-secrets';
+import { EndpointSecrets } from '../secrets/endpoint-secrets';
 import { newEndpointSecret } from '../deliveries/webhook-signature';
 
 export const WORKSPACE = '11111111-1111-4111-8111-111111111111';
