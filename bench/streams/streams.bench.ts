@@ -146,7 +146,7 @@ function holderOf(name: string, process: ServiceProcess, metricName: string): Ho
  */
 function runsHolder(process: ServiceProcess, db: pg.Client): Holder {
   const remaining = async () => {
-    const { rows } = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM runs.runs WHERE status = 'active'`);
+    const { rows } = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM runs.runs WHERE status IN ('running', 'awaiting_input')`);
     return (rows[0] as { count: number }).count;
   };
   return { name: 'runs', process, gc: InspectorGc.of(process.output()), remaining, counts: 'runs not recorded as ended' };

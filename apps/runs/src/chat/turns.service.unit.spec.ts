@@ -69,6 +69,7 @@ class Fakes {
       callerId: owner,
       origin,
       activeRun,
+      endedRun: null,
       questions: {},
       standingShellPermission: null,
       runCount: 1,

@@ -245,7 +245,7 @@ describe('a runs replica killed (SIGKILL) with runs going', () => {
     expect(reader.isEnded).toBe(false);
     // Read from runs' table while no runs process is up (the list route is served by runs): after the restart the
     // reconciler may already have ended them, when the start took longer than what is left of its grace.
-    const recorded = await query<{ id: string }>(platform, `SELECT id FROM runs.runs WHERE intern_id = $1 AND run_status IN ('running', 'awaiting_input')`, [
+    const recorded = await query<{ id: string }>(platform, `SELECT id FROM runs.runs WHERE intern_id = $1 AND status IN ('running', 'awaiting_input')`, [
       interns.killed,
     ]);
     expect(recorded.map((row) => row.id).sort()).toEqual([invoked.run_id, chatRunId].sort());

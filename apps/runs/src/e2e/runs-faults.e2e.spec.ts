@@ -294,7 +294,7 @@ describe('a platform with MAX_RUNS_PER_INTERN=2', () => {
     // Both runs are still recorded as going (at MAX_RUNS_PER_INTERN=2 a new run fits only once they are found
     // orphaned), unless the restarted replica took longer than the reconciler's start grace (5 s after the runs
     // began) to come up, on a loaded machine: then its first reconcile round has ended both already.
-    const active = await query<{ n: number }>(platform, `SELECT count(*)::int AS n FROM runs.runs WHERE intern_id = $1 AND status = 'active'`, [
+    const active = await query<{ n: number }>(platform, `SELECT count(*)::int AS n FROM runs.runs WHERE intern_id = $1 AND status IN ('running', 'awaiting_input')`, [
       internId,
     ]);
     expect([[{ n: 2 }], [{ n: 0 }]]).toContainEqual(active);

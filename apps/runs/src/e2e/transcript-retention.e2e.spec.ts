@@ -146,12 +146,12 @@ describe('a deleted intern', () => {
       10_000,
     );
     // The run's metadata stays in the runs service (the intern, and so its runs, answer 404 to everyone).
-    const [run] = await query<{ run_status: string; transcript_purged_at: Date | null }>(
+    const [run] = await query<{ status: string; transcript_purged_at: Date | null }>(
       platform,
-      'SELECT run_status, transcript_purged_at FROM runs.runs WHERE id = $1',
+      'SELECT status, transcript_purged_at FROM runs.runs WHERE id = $1',
       [runId],
     );
-    expect(run.run_status).toBe('completed');
+    expect(run.status).toBe('completed');
     expect(run.transcript_purged_at).not.toBeNull();
   }, 120_000);
 });

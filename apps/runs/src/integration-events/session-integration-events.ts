@@ -4,25 +4,17 @@ import {
   type IntegrationEventDraft,
   type IntegrationEventTranslator,
   type StoredEvent,
-  type StreamFold,
   type StreamStep,
   StreamStates,
 } from '@interns/event-store';
 import {
-  evolve,
-  initialState,
   runUsage,
+  SESSION_FOLD,
   SESSION_STREAM_TYPE,
   type SessionEvent,
   type SessionOrigin,
   type SessionState,
 } from '@interns/runs-domain';
-
-/** The session decider's fold over recorded session events (no session event has an older shape yet). */
-const SESSION_FOLD: StreamFold<SessionState> = {
-  initialState,
-  evolve: (state, recorded) => evolve(state, recorded as unknown as SessionEvent),
-};
 
 /** Sessions whose latest state the relay keeps, so a run's many events are each folded once. */
 const REMEMBERED_SESSIONS = 1_000;

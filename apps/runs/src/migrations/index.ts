@@ -6,6 +6,10 @@ import { RunResources1765000000000 } from './1765000000000-run-resources.migrati
 import { TranscriptRetention1766000000000 } from './1766000000000-transcript-retention.migration';
 import { WorkspaceDiskLeases1766100000000 } from './1766100000000-workspace-disk-leases.migration';
 import { TerminalSessions1766200000000 } from './1766200000000-terminal-sessions.migration';
+import { OneRunStatus1766300000000 } from './1766300000000-one-run-status.migration';
+
+/** Where the runs service keeps its tables and its event store. */
+export const RUNS_SCHEMA = 'runs';
 
 /** In order of application; TypeORM records each by name in `runs.runs_migrations`. */
 export const RUNS_MIGRATIONS = [
@@ -18,4 +22,5 @@ export const RUNS_MIGRATIONS = [
   TranscriptRetention1766000000000,
   WorkspaceDiskLeases1766100000000,
   TerminalSessions1766200000000,
+  OneRunStatus1766300000000,
 ];

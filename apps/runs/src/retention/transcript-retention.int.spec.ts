@@ -23,7 +23,7 @@ import { TranscriptRetentionSweeper } from './transcript-retention.sweeper';
 
 const METADATA: EventMetadata = { correlation_id: 'c-retention', causation_id: null, actor: 'member:alice' };
 const RETENTION_MS = 1_500;
-const RUN_METADATA = `SELECT id, session_id, intern_id, origin, caller_id, status, finish_reason, run_status, run_finish_reason,
+const RUN_METADATA = `SELECT id, session_id, intern_id, origin, caller_id, status, finish_reason, end_reason,
   usage_reported, prompt_tokens, completion_tokens, started_at, ended_at, revision FROM runs.runs ORDER BY started_at, id`;
 
 const marker = () => `MARKER-${randomUUID()}`;

@@ -45,7 +45,7 @@ export class RunResourcesService {
     const values: unknown[] = [request.internId];
     const viewer = runViewerOf(request.context.principal);
     if (viewer !== null) conditions.push(`caller_id = $${values.push(viewer)}`);
-    if (statuses !== null) conditions.push(`run_status = ANY($${values.push(statuses)})`);
+    if (statuses !== null) conditions.push(`status = ANY($${values.push(statuses)})`);
     if (sessionId !== null) conditions.push(`session_id = $${values.push(sessionId)}`);
     if (startingAfter !== null) {
       const position = this.cursors.decode(startingAfter);
@@ -159,7 +159,7 @@ export class RunResourcesService {
 }
 
 function isActive(row: RunRow): boolean {
-  return ACTIVE_RUN_STATUSES.includes(row.run_status);
+  return ACTIVE_RUN_STATUSES.includes(row.status);
 }
 
 function notActive(): DomainError {

@@ -2,7 +2,7 @@ import type { Question, RunOpenQuestion, RunResource } from '@interns/contracts'
 import type { RunOrigin, RunStatus } from '@interns/contracts';
 
 /** The columns of `runs.runs` a Run shows. */
-export const RUN_COLUMNS = `id, intern_id, session_id, origin, run_status, run_finish_reason, model, usage_reported,
+export const RUN_COLUMNS = `id, intern_id, session_id, origin, status, finish_reason, model, usage_reported,
   prompt_tokens, completion_tokens, open_question, started_at, ended_at, caller_id, approval_mode, transcript_purged_at`;
 
 export interface RunRow {
@@ -10,8 +10,8 @@ export interface RunRow {
   intern_id: string;
   session_id: string;
   origin: RunOrigin;
-  run_status: RunStatus;
-  run_finish_reason: RunResource['finish_reason'];
+  status: RunStatus;
+  finish_reason: RunResource['finish_reason'];
   model: string;
   usage_reported: boolean;
   prompt_tokens: number;
@@ -31,8 +31,8 @@ export function toRunResource(row: RunRow): RunResource {
     intern_id: row.intern_id,
     session_id: row.session_id,
     origin: row.origin,
-    status: row.run_status,
-    finish_reason: row.run_finish_reason,
+    status: row.status,
+    finish_reason: row.finish_reason,
     model: row.model,
     usage: row.usage_reported
       ? { prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens, total_tokens: row.prompt_tokens + row.completion_tokens }

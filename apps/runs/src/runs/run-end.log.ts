@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { cancelledRunConclusion, finishedRunConclusion, type SessionEvent, type SessionState } from '@interns/runs-domain';
+import { endingReasonOf, RUN_ENDINGS, type SessionEvent, type SessionState } from '@interns/runs-domain';
 
 const logger = new Logger('Runs');
 
@@ -19,7 +19,7 @@ export function logRunEnds(change: SessionChange, correlationId: string): void {
   for (const event of change.events) {
     if (event.type !== 'RunFinished' && event.type !== 'RunCancelled') continue;
     const { runId, at } = event.data;
-    const conclusion = event.type === 'RunFinished' ? finishedRunConclusion(event.data.finishReason) : cancelledRunConclusion(event.data.reason);
+    const conclusion = RUN_ENDINGS[endingReasonOf(event)];
     const reason = event.type === 'RunCancelled' ? event.data.reason : (event.data.error?.reason ?? null);
     const run = change.previous.kind === 'open' && change.previous.activeRun?.runId === runId ? change.previous.activeRun : null;
     const ms = run === null ? null : Math.max(0, Date.parse(at) - Date.parse(run.startedAt));

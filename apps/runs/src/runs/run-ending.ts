@@ -1,14 +1,13 @@
-import type { ErrorReason, RunEndReason } from '@interns/contracts';
-import type { SessionCommand } from '@interns/runs-domain';
+import type { ErrorReason } from '@interns/contracts';
+import type { RUN_ENDINGS, RunCancelReason, SessionCommand } from '@interns/runs-domain';
 
-/** How a run that stops early tells an attached client. */
-export type Ending =
-  /** The open question `toolCallId` was not answered within INTERACTION_DEADLINE_MS. */
-  | { reason: 'interaction_deadline'; tell: 'run_ended'; toolCallId: string }
-  | { reason: Exclude<RunEndReason, 'interaction_deadline'>; tell: 'run_ended' }
-  | { reason: 'client_disconnected'; tell: 'nothing' }
-  | { reason: 'caller_cancelled'; tell: 'stop' }
-  | { reason: 'owner_lost'; tell: 'internal_error' };
+/**
+ * A run that stops early, and how its readers are told: `tell` is its RUN_ENDINGS row's (the type holds the two
+ * together); the interaction deadline names the open question `toolCallId` that was not answered in time.
+ */
+export type Ending = {
+  [R in RunCancelReason]: { reason: R; tell: (typeof RUN_ENDINGS)[R]['tell'] } & (R extends 'interaction_deadline' ? { toolCallId: string } : unknown);
+}[RunCancelReason];
 
 /** How a run that was not stopped early ends: the model was done, the run reached a cap, or it failed. */
 export type Outcome = { finish: 'stop' } | { finish: 'length' } | { finish: 'error'; reason: ErrorReason; message: string };

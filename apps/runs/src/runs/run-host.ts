@@ -7,6 +7,7 @@ import { chunkIdOf, decodeStreamFrame, DomainError } from '@interns/contracts';
 import type { InternEndsRunsReason } from '@interns/contracts';
 import { eventMetadata } from '@interns/event-store';
 import { NO_OWNER, SessionChannel } from '@interns/messaging';
+import { GOING_RUN_STATUSES } from '@interns/runs-domain';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
 import { LiveRun } from './live-run';
 import type { RunEnvironment, RunSpec } from './run-spec';
@@ -19,7 +20,7 @@ export type RunStart = Omit<RunSpec, 'runId'> & {
   openSession: boolean;
 };
 
-/** A run recorded as going (internal status `active`), as ending it needs. */
+/** A run recorded as going (a status of GOING_RUN_STATUSES), as ending it needs. */
 export interface ActiveRunRow {
   id: string;
   session_id: string;
@@ -155,8 +156,8 @@ export class RunHost {
   private async checkRunLimit(manager: EntityManager, internId: string): Promise<void> {
     await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`runs:intern:${internId}`]);
     const [{ count }]: { count: number }[] = await manager.query(
-      `SELECT count(*)::int AS count FROM runs.runs WHERE intern_id = $1 AND status = 'active'`,
-      [internId],
+      `SELECT count(*)::int AS count FROM runs.runs WHERE intern_id = $1 AND status = ANY($2)`,
+      [internId, GOING_RUN_STATUSES],
     );
     if (count > this.maxRunsPerIntern) {
       throw new DomainError('busy', `the intern already has ${this.maxRunsPerIntern} runs going; try again shortly`);
@@ -166,15 +167,15 @@ export class RunHost {
   private async allActiveRuns(startedBeforeMs: number): Promise<ActiveRunRow[]> {
     return this.dataSource.query(
       `SELECT id, session_id, owner_id, model FROM runs.runs
-        WHERE status = 'active' AND started_at < now() - make_interval(secs => $1::double precision / 1000)`,
-      [startedBeforeMs],
+        WHERE status = ANY($2) AND started_at < now() - make_interval(secs => $1::double precision / 1000)`,
+      [startedBeforeMs, GOING_RUN_STATUSES],
     );
   }
 
   private async activeRunsOf(internId: string): Promise<ActiveRunRow[]> {
     return this.dataSource.query(
-      `SELECT id, session_id, owner_id, model FROM runs.runs WHERE intern_id = $1 AND status = 'active'`,
-      [internId],
+      `SELECT id, session_id, owner_id, model FROM runs.runs WHERE intern_id = $1 AND status = ANY($2)`,
+      [internId, GOING_RUN_STATUSES],
     );
   }
 

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ChunkBuilder, errorEnvelope } from '@interns/contracts';
 import type { ChatChunk, Question, Usage } from '@interns/contracts';
-import type { RunCancelReason } from '@interns/runs-domain';
+import { RUN_ENDINGS } from '@interns/runs-domain';
 import type { RunChunkLog } from './run-chunk-log';
 import type { Ending, Outcome } from './run-ending';
 import { StreamPublisher } from './stream-publisher';
@@ -92,40 +92,27 @@ export class RunResponsePublisher {
 }
 
 /**
- * The finish (or error) chunk an attached client gets before the final chunk; null when the client is gone
- * and the stream is only closed.
+ * The finish (or error) chunk an attached client gets before the final chunk, as the ending's RUN_ENDINGS row
+ * tells it; null when the client is gone and the stream is only closed.
  */
 export function endingChunk(chunks: ChunkBuilder, ending: Ending | null, outcome: Outcome): ChatChunk | null {
-  if (ending === null) {
-    return outcome.finish === 'error' ? chunks.error(errorEnvelope(outcome.reason, outcome.message).error) : chunks.finish(outcome.finish);
-  }
-  switch (ending.tell) {
+  const rule = RUN_ENDINGS[ending === null ? outcome.finish : ending.reason];
+  switch (rule.tell) {
+    case 'finish':
+      return chunks.finish(rule.finishReason);
+    case 'run_error':
+      if (outcome.finish !== 'error') throw new Error(`a run that finished ${outcome.finish} has no error to tell`);
+      return chunks.error(errorEnvelope(outcome.reason, outcome.message).error);
     case 'run_ended':
-      return chunks.error(errorEnvelope('run_ended', endedMessage(ending.reason)).error);
     case 'internal_error':
-      return chunks.error(errorEnvelope('internal_error', 'the runs service stopped; the run did not finish').error);
+      return chunks.error(errorEnvelope(rule.tell, rule.message).error);
     case 'stop':
       return chunks.finish('stop');
     case 'nothing':
       return null;
     default: {
-      const unknown: never = ending;
+      const unknown: never = rule;
       throw new Error(`unknown ending ${JSON.stringify(unknown)}`);
     }
-  }
-}
-
-function endedMessage(reason: RunCancelReason): string {
-  switch (reason) {
-    case 'intern_suspended':
-      return 'the intern was suspended; the run ended';
-    case 'intern_deleted':
-      return 'the intern is being deleted; the run ended';
-    case 'execution_deadline':
-      return 'the run reached its execution deadline';
-    case 'interaction_deadline':
-      return 'the question was not answered in time; the run ended';
-    default:
-      return 'the run ended';
   }
 }

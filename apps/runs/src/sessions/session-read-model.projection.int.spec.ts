@@ -19,7 +19,7 @@ const question: Question = { kind: 'permission', operation: 'shell: ls', options
 const at = (second: number) => `2026-11-24T10:00:${String(second).padStart(2, '0')}.000Z`;
 const EXPIRES_AT = '2026-11-24T10:05:00.000Z';
 
-const ROWS = `SELECT id, session_id, intern_id, origin, caller_id, status, finish_reason, run_status, run_finish_reason,
+const ROWS = `SELECT id, session_id, intern_id, origin, caller_id, status, finish_reason, end_reason,
   open_question, usage_reported, prompt_tokens, completion_tokens, started_at, ended_at, revision
   FROM runs.runs ORDER BY started_at, id`;
 
@@ -86,24 +86,33 @@ describe('the run read model', () => {
 
   const statusOf = async (runId: string) => {
     const [row] = await dataSource.query(
-      'SELECT origin, run_status, run_finish_reason, open_question, usage_reported, prompt_tokens, ended_at FROM runs.runs WHERE id = $1',
+      'SELECT origin, status, finish_reason, end_reason, open_question, usage_reported, prompt_tokens, ended_at FROM runs.runs WHERE id = $1',
       [runId],
     );
     return row;
   };
 
   it('shows each run as its resource says: status, finish, open question, usage, origin, end', async () => {
-    expect(await statusOf(runs.answered)).toMatchObject({ origin: 'chat', run_status: 'completed', run_finish_reason: 'stop', open_question: null, usage_reported: true, prompt_tokens: 6 });
-    expect(await statusOf(runs.cancelled)).toMatchObject({ origin: 'invoke', run_status: 'cancelled', run_finish_reason: 'stop', usage_reported: false });
-    expect(await statusOf(runs.failed)).toMatchObject({ run_status: 'failed', run_finish_reason: 'error' });
-    expect(await statusOf(runs.expired)).toMatchObject({ run_status: 'expired', run_finish_reason: 'error', open_question: null, ended_at: new Date(at(8)) });
-    expect(await statusOf(runs.lost)).toMatchObject({ run_status: 'failed', run_finish_reason: 'error' });
+    expect(await statusOf(runs.answered)).toMatchObject({ origin: 'chat', status: 'completed', finish_reason: 'stop', open_question: null, usage_reported: true, prompt_tokens: 6 });
+    expect(await statusOf(runs.cancelled)).toMatchObject({ origin: 'invoke', status: 'cancelled', finish_reason: 'stop', usage_reported: false });
+    expect(await statusOf(runs.failed)).toMatchObject({ status: 'failed', finish_reason: 'error' });
+    expect(await statusOf(runs.expired)).toMatchObject({ status: 'expired', finish_reason: 'error', open_question: null, ended_at: new Date(at(8)) });
+    expect(await statusOf(runs.lost)).toMatchObject({ status: 'failed', finish_reason: 'error' });
     expect(await statusOf(runs.waiting)).toMatchObject({
-      run_status: 'awaiting_input',
-      run_finish_reason: 'tool_calls',
+      status: 'awaiting_input',
+      finish_reason: 'tool_calls',
       open_question: { tool_call_id: 'call_3', arguments: question, expires_at: EXPIRES_AT },
       ended_at: null,
     });
+  });
+
+  it('records why each ended run ended (its RUN_ENDINGS row), nothing for a run still going', async () => {
+    expect(await statusOf(runs.answered)).toMatchObject({ end_reason: 'stop' });
+    expect(await statusOf(runs.cancelled)).toMatchObject({ end_reason: 'caller_cancelled' });
+    expect(await statusOf(runs.failed)).toMatchObject({ end_reason: 'error' });
+    expect(await statusOf(runs.expired)).toMatchObject({ end_reason: 'interaction_deadline' });
+    expect(await statusOf(runs.lost)).toMatchObject({ end_reason: 'owner_lost' });
+    expect(await statusOf(runs.waiting)).toMatchObject({ end_reason: null });
   });
 
   it('ignores events it has already projected (a replayed batch moves no row, usage is not counted twice)', async () => {
@@ -118,7 +127,7 @@ describe('the run read model', () => {
   it('rebuilds the same rows from the stored events', async () => {
     const before = await dataSource.query(ROWS);
     expect(before).toHaveLength(Object.keys(runs).length);
-    await dataSource.query('UPDATE runs.runs SET run_status = $1', ['running']);
+    await dataSource.query('UPDATE runs.runs SET status = $1', ['running']);
     await rebuildSessionReadModel(dataSource);
     expect(await dataSource.query(ROWS)).toEqual(before);
   });

@@ -1,124 +1,117 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { assignments } from '@interns/database';
-import { EventTail, type InlineProjection, type StoredEvent } from '@interns/event-store';
-import { cancelledRunConclusion, finishedRunConclusion, sessionIdOfStream } from '@interns/runs-domain';
-import type { RunConclusion, SessionEvent } from '@interns/runs-domain';
+import { EventTail, type InlineProjection, type StoredEvent, StreamStates } from '@interns/event-store';
+import { GOING_RUNS, SESSION_FOLD, SESSION_STREAM_TYPE, sessionIdOfStream } from '@interns/runs-domain';
+import type { SessionEvent, SessionOpenState, SessionState } from '@interns/runs-domain';
+import { RUNS_SCHEMA } from '../migrations';
 
 const REBUILD_BATCH = 500;
+
+/** Remembers nothing: the append this runs in may still roll back. */
+const states = new StreamStates<SessionState>(RUNS_SCHEMA, SESSION_FOLD);
 
 /**
  * `runs.sessions` and `runs.runs`, projected in the append's transaction: who owns a session, and every run as
  * its resource shows it (CONTRACT section 12: status, finish, open question, usage), which the run routes, the
- * concurrent-run limit and ending an intern's runs read. A run row changes only with an event of a later
- * session version than the last it took (`revision`), so replaying events (a rebuild, a repeated batch)
- * leaves it as it is.
+ * concurrent-run limit and ending an intern's runs read. A run's row is the session decider's state after each
+ * event (its going run, or the run it ended as RUN_ENDINGS shows it): the run's rules live in its `evolve`
+ * only. A run row changes only with an event of a later session version than the last it took (`revision`),
+ * so replaying events (a rebuild, a repeated batch) leaves it as it is.
  */
 export const sessionReadModelProjection: InlineProjection = async (manager: EntityManager, stored: StoredEvent[]) => {
-  for (const row of stored) await projectEvent(manager, row);
+  let streamId: string | null = null;
+  let state: SessionState = SESSION_FOLD.initialState();
+  for (const row of stored) {
+    if (row.streamType !== SESSION_STREAM_TYPE) continue;
+    // A batch is one append's (one stream); a replayed batch may hold many streams.
+    if (row.streamId !== streamId) state = await states.before(manager, row.streamId, row.streamVersion);
+    streamId = row.streamId;
+    state = await projectEvent(manager, row, state);
+  }
 };
 
-async function projectEvent(manager: EntityManager, row: StoredEvent): Promise<void> {
-  const event = { type: row.type, data: row.data } as SessionEvent;
+/** Projects `row` onto the session's state just before it; returns the state after it. */
+async function projectEvent(manager: EntityManager, row: StoredEvent, before: SessionState): Promise<SessionState> {
+  const { event: upcast, after } = states.apply(row, before);
+  if (after.kind !== 'open') return after;
+  const event = { type: upcast.type, data: upcast.data } as SessionEvent;
   const version = row.streamVersion;
   switch (event.type) {
     case 'SessionOpened':
       await manager.query(
         `INSERT INTO runs.sessions (id, intern_id, caller_id, origin, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-        [event.data.sessionId, event.data.internId, event.data.callerId, event.data.origin, event.data.at],
+        [after.sessionId, after.internId, after.callerId, after.origin, event.data.at],
       );
-      return;
+      break;
     case 'RunStarted':
-      await manager.query(
-        `INSERT INTO runs.runs (id, session_id, intern_id, owner_id, approval_mode, model, status, started_at,
-           origin, caller_id, run_status, revision)
-         SELECT $1, s.id, s.intern_id, $3, $4, $5, 'active', $6, coalesce($7, s.origin), s.caller_id, 'running', $8
-           FROM runs.sessions s WHERE s.id = $2
-         ON CONFLICT (id) DO NOTHING`,
-        [
-          event.data.runId,
-          sessionIdOfStream(row.streamId),
-          event.data.ownerId,
-          event.data.approvalMode,
-          event.data.model,
-          event.data.at,
-          event.data.origin ?? null,
-          version,
-        ],
-      );
-      return;
-    case 'QuestionAsked':
-      await updateRun(manager, event.data.runId, version, {
-        run_status: 'awaiting_input',
-        run_finish_reason: 'tool_calls',
-        open_question: { tool_call_id: event.data.toolCallId, arguments: event.data.question, expires_at: event.data.expiresAt },
-      });
-      return;
+      await insertRun(manager, sessionIdOfStream(row.streamId), after, version);
+      break;
+    case 'QuestionAsked': {
+      const { toolCallId, question, expiresAt } = event.data;
+      const openQuestion = { tool_call_id: toolCallId, arguments: question, expires_at: expiresAt };
+      await updateRun(manager, event.data.runId, version, { ...goingColumns(after, event.data.runId), open_question: openQuestion });
+      break;
+    }
     case 'QuestionAnswered':
-      await updateRun(manager, event.data.runId, version, { run_status: 'running', run_finish_reason: null, open_question: null });
-      return;
     case 'QuestionExpired':
-      await updateRun(manager, event.data.runId, version, { open_question: null });
-      return;
+      await updateRun(manager, event.data.runId, version, { ...goingColumns(after, event.data.runId), open_question: null });
+      break;
     case 'UsageRecorded':
-      await updateRun(manager, event.data.runId, version, {}, [
-        `prompt_tokens = prompt_tokens + ${Number(event.data.promptTokens)}`,
-        `completion_tokens = completion_tokens + ${Number(event.data.completionTokens)}`,
-        'usage_reported = true',
-      ]);
-      return;
+      await updateRun(manager, event.data.runId, version, usageColumns(after, event.data.runId));
+      break;
     case 'RunFinished':
-      await endRun(manager, event.data.runId, version, event.data.at, 'finished', event.data.finishReason, finishedRunConclusion(event.data.finishReason));
-      return;
     case 'RunCancelled':
-      await endRun(
-        manager,
-        event.data.runId,
-        version,
-        event.data.at,
-        'cancelled',
-        `cancelled:${event.data.reason}`,
-        cancelledRunConclusion(event.data.reason),
-      );
-      return;
+      await updateRun(manager, event.data.runId, version, endedColumns(after, event.data.runId));
+      break;
     default:
-      return;
+      break;
   }
+  return after;
 }
 
-function endRun(
-  manager: EntityManager,
-  runId: string,
-  version: number,
-  at: string,
-  status: 'finished' | 'cancelled',
-  finishReason: string,
-  conclusion: RunConclusion,
-): Promise<void> {
-  return updateRun(manager, runId, version, {
-    status,
-    finish_reason: finishReason,
-    ended_at: at,
-    run_status: conclusion.status,
-    run_finish_reason: conclusion.finishReason,
-    open_question: null,
-  });
+/** The run the session just started, as a new row. */
+async function insertRun(manager: EntityManager, sessionId: string, session: SessionOpenState, version: number): Promise<void> {
+  const run = session.activeRun;
+  if (run === null) return;
+  const { status, finishReason } = GOING_RUNS[run.status];
+  await manager.query(
+    `INSERT INTO runs.runs (id, session_id, intern_id, owner_id, approval_mode, model, status, finish_reason, started_at,
+       origin, caller_id, revision)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (id) DO NOTHING`,
+    [run.runId, sessionId, session.internId, run.ownerId, run.approvalMode, run.model, status, finishReason, run.startedAt, run.origin, session.callerId, version],
+  );
 }
 
-/** Column values bound as parameters (`open_question` as jsonb); `expressions` are built here from numbers only. */
-async function updateRun(
-  manager: EntityManager,
-  runId: string,
-  version: number,
-  changes: Record<string, unknown>,
-  expressions: string[] = [],
-): Promise<void> {
+/** The going run's status and finish (`awaiting_input` and `tool_calls` while it waits on a question). */
+function goingColumns(session: SessionOpenState, runId: string): RowChanges {
+  const run = session.activeRun;
+  if (run === null || run.runId !== runId) return {};
+  const { status, finishReason } = GOING_RUNS[run.status];
+  return { status, finish_reason: finishReason };
+}
+
+function usageColumns(session: SessionOpenState, runId: string): RowChanges {
+  const run = session.activeRun;
+  if (run === null || run.runId !== runId) return {};
+  return { prompt_tokens: run.promptTokens, completion_tokens: run.completionTokens, usage_reported: run.usageReported };
+}
+
+/** The run the session just ended, as its ending shows (RUN_ENDINGS); nobody can answer its question any more. */
+function endedColumns(session: SessionOpenState, runId: string): RowChanges {
+  const run = session.endedRun;
+  if (run === null || run.runId !== runId) return {};
+  return { status: run.status, finish_reason: run.finishReason, end_reason: run.reason, ended_at: run.endedAt, open_question: null };
+}
+
+type RowChanges = Record<string, unknown>;
+
+/** Column values bound as parameters (`open_question` as jsonb); column names come from this file only. */
+async function updateRun(manager: EntityManager, runId: string, version: number, changes: RowChanges): Promise<void> {
   const { sets, values } = assignments(changes, ['open_question']);
   values.push(version, runId);
   const n = values.length;
-  await manager.query(
-    `UPDATE runs.runs SET ${[...expressions, ...sets, `revision = $${n - 1}`].join(', ')} WHERE id = $${n} AND revision < $${n - 1}`,
-    values,
-  );
+  await manager.query(`UPDATE runs.runs SET ${[...sets, `revision = $${n - 1}`].join(', ')} WHERE id = $${n} AND revision < $${n - 1}`, values);
 }
 
 /**
@@ -137,9 +130,14 @@ export async function rebuildSessionReadModel(dataSource: DataSource): Promise<v
          SELECT id, transcript_purged_at FROM runs.runs WHERE transcript_purged_at IS NOT NULL`,
     );
     await manager.query('TRUNCATE runs.runs, runs.sessions');
+    // Every session is folded from its first event on, in memory: one read of the events, not one per event.
+    const sessions = new Map<string, SessionState>();
     let batch = await tail.readSnapshotAfter(null, REBUILD_BATCH, manager);
     while (batch.length > 0) {
-      for (const row of batch) await projectEvent(manager, row);
+      for (const row of batch) {
+        if (row.streamType !== SESSION_STREAM_TYPE) continue;
+        sessions.set(row.streamId, await projectEvent(manager, row, sessions.get(row.streamId) ?? SESSION_FOLD.initialState()));
+      }
       const last = batch[batch.length - 1];
       batch = await tail.readSnapshotAfter({ transactionId: last.transactionId, position: last.globalPosition }, REBUILD_BATCH, manager);
     }

@@ -1,7 +1,9 @@
 import { DomainError, parseAnswer } from '@interns/contracts';
-import type { ApprovalMode, Question, Usage } from '@interns/contracts';
+import type { ApprovalMode, FinishReason, Question, RunStatus, Usage } from '@interns/contracts';
+import { endingReasonOf, RUN_ENDINGS } from './run-endings';
+import type { GoingRunStatus, RunEndingReason } from './run-endings';
 import type { SessionCommand } from './session.commands';
-import type { RunProgressEvent, SessionEvent, SessionOrigin } from './session.events';
+import type { RunCancelled, RunFinished, RunProgressEvent, SessionEvent, SessionOrigin } from './session.events';
 
 export interface ActiveRun {
   runId: string;
@@ -12,12 +14,23 @@ export interface ActiveRun {
   ownerId: string;
   /** When it started (its RunStarted's `at`): how long it ran is told at its end. */
   startedAt: string;
+  /** `awaiting_input` while it waits on a question, else `running`. */
+  status: GoingRunStatus;
   /** The question the run waits on, if any. */
   openQuestion: string | null;
   promptTokens: number;
   completionTokens: number;
   /** Whether the model reported any usage during the run. */
   usageReported: boolean;
+}
+
+/** The run the session ended last, as RUN_ENDINGS shows its ending. */
+export interface EndedRun {
+  runId: string;
+  reason: RunEndingReason;
+  status: RunStatus;
+  finishReason: FinishReason;
+  endedAt: string;
 }
 
 export type QuestionStatus = 'open' | 'answered' | 'expired' | 'closed';
@@ -39,6 +52,8 @@ export interface SessionOpenState {
   callerId: string;
   origin: SessionOrigin;
   activeRun: ActiveRun | null;
+  /** The run that ended last (null until one has). */
+  endedRun: EndedRun | null;
   /** Every question the session's runs asked, by tool call id. */
   questions: Record<string, SessionQuestion>;
   /** A standing answer to shell permission (`allow_always` / `reject_always`) for the rest of the session. */
@@ -63,12 +78,15 @@ function withQuestion(state: SessionOpenState, toolCallId: string, status: Quest
   return { ...state, questions: { ...state.questions, [toolCallId]: { ...question, status } } };
 }
 
-/** A run that ends closes its open question: nobody can answer it any more. */
-function endRun(state: SessionOpenState, runId: string): SessionOpenState {
+/** A run that ends closes its open question (nobody can answer it any more) and shows as its ending's row says. */
+function endRun(state: SessionOpenState, event: RunFinished | RunCancelled): SessionOpenState {
+  const { runId, at } = event.data;
   if (state.activeRun === null || state.activeRun.runId !== runId) return state;
   const open = state.activeRun.openQuestion;
   const closed = open === null ? state : withQuestion(state, open, 'closed');
-  return { ...closed, activeRun: null };
+  const reason = endingReasonOf(event);
+  const { status, finishReason } = RUN_ENDINGS[reason];
+  return { ...closed, activeRun: null, endedRun: { runId, reason, status, finishReason, endedAt: at } };
 }
 
 export function evolve(state: SessionState, event: SessionEvent): SessionState {
@@ -81,6 +99,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       callerId,
       origin,
       activeRun: null,
+      endedRun: null,
       questions: {},
       standingShellPermission: null,
       runCount: 0,
@@ -94,7 +113,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       return {
         ...state,
         runCount: state.runCount + 1,
-        activeRun: { runId, origin, approvalMode, model, ownerId, startedAt: at, openQuestion: null, promptTokens: 0, completionTokens: 0, usageReported: false },
+        activeRun: { runId, origin, approvalMode, model, ownerId, startedAt: at, status: 'running', openQuestion: null, promptTokens: 0, completionTokens: 0, usageReported: false },
       };
     }
     case 'UsageRecorded':
@@ -107,11 +126,11 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'QuestionAsked': {
       const { runId, toolCallId, question } = event.data;
       const asked = { ...state, questions: { ...state.questions, [toolCallId]: { runId, question, status: 'open' as const } } };
-      return withRun(asked, runId, (run) => ({ ...run, openQuestion: toolCallId }));
+      return withRun(asked, runId, (run) => ({ ...run, status: 'awaiting_input', openQuestion: toolCallId }));
     }
     case 'QuestionAnswered': {
       const { runId, toolCallId, answer } = event.data;
-      let answered = withRun(withQuestion(state, toolCallId, 'answered'), runId, (run) => ({ ...run, openQuestion: null }));
+      let answered = withRun(withQuestion(state, toolCallId, 'answered'), runId, (run) => ({ ...run, status: 'running', openQuestion: null }));
       if (answer.kind === 'permission' && answer.option === 'allow_always') {
         answered = { ...answered, standingShellPermission: 'allow' };
       } else if (answer.kind === 'permission' && answer.option === 'reject_always') {
@@ -125,7 +144,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     }
     case 'RunFinished':
     case 'RunCancelled':
-      return endRun(state, event.data.runId);
+      return endRun(state, event);
     case 'PromptJoined':
     case 'ModelRequested':
     case 'OutputProduced':

@@ -3,6 +3,8 @@ import { DomainError } from '@interns/contracts';
 import type { ElicitationQuestion, PermissionQuestion, Question } from '@interns/contracts';
 import { deciderSpec } from '@interns/testing/decider-spec';
 import type { SessionCommand } from './session.commands';
+import { RUN_ENDINGS } from './run-endings';
+import type { RunEndingReason } from './run-endings';
 import { decide, evolve, initialState, runUsage } from './session.decider';
 import type { SessionOpenState, SessionState } from './session.decider';
 import type { QuestionAnswered, QuestionAsked, RunProgressEvent, RunStarted, SessionEvent, SessionOpened } from './session.events';
@@ -106,6 +108,7 @@ describe('session decider', () => {
         callerId: 'caller-1',
         origin: 'chat',
         activeRun: null,
+        endedRun: null,
         questions: {},
         standingShellPermission: null,
         runCount: 0,
@@ -552,6 +555,68 @@ describe('session decider', () => {
 
     it('answers not_found when the session does not exist', () => {
       given([]).when(cancel('run-1')).thenThrows('not_found');
+    });
+  });
+
+  describe('run status', () => {
+    /** Ends run-1 the way each ending is recorded: through the command its owner (or the deadline) gives. */
+    const endedBy: Record<RunEndingReason, SessionCommand> = {
+      stop: finishRun('run-1'),
+      length: { type: 'FinishRunAtLimit', runId: 'run-1', at: later },
+      error: { type: 'FinishRun', runId: 'run-1', error: { reason: 'model_unavailable', message: 'no answer' }, at: later },
+      caller_cancelled: { type: 'CancelRun', runId: 'run-1', reason: 'caller_cancelled', at: later },
+      client_disconnected: { type: 'CancelRun', runId: 'run-1', reason: 'client_disconnected', at: later },
+      intern_suspended: { type: 'CancelRun', runId: 'run-1', reason: 'intern_suspended', at: later },
+      intern_deleted: { type: 'CancelRun', runId: 'run-1', reason: 'intern_deleted', at: later },
+      interaction_deadline: { type: 'ExpireQuestion', toolCallId: 'call-1', at: later },
+      execution_deadline: { type: 'CancelRun', runId: 'run-1', reason: 'execution_deadline', at: later },
+      owner_lost: { type: 'CancelRun', runId: 'run-1', reason: 'owner_lost', at: later },
+    };
+    /** CONTRACT section 12's status and finish for each ending, and what the run's readers are told. */
+    const expected: Record<RunEndingReason, [string, string, string]> = {
+      stop: ['completed', 'stop', 'finish'],
+      length: ['completed', 'length', 'finish'],
+      error: ['failed', 'error', 'run_error'],
+      caller_cancelled: ['cancelled', 'stop', 'stop'],
+      client_disconnected: ['cancelled', 'stop', 'nothing'],
+      intern_suspended: ['cancelled', 'error', 'run_ended'],
+      intern_deleted: ['cancelled', 'error', 'run_ended'],
+      interaction_deadline: ['expired', 'error', 'run_ended'],
+      execution_deadline: ['failed', 'error', 'run_ended'],
+      owner_lost: ['failed', 'error', 'internal_error'],
+    };
+
+    it('is running from the start, awaiting_input while a question is open, running again once it is answered', () => {
+      expect(openStateAfter([opened, started('run-1')]).activeRun?.status).toBe('running');
+      expect(openStateAfter(waitingOn(permission)).activeRun?.status).toBe('awaiting_input');
+      expect(openStateAfter([...waitingOn(permission), permissionAnswered('run-1', 'call-1', 'allow_once')]).activeRun?.status).toBe('running');
+    });
+
+    it('has a row in the endings table for every way a run ends', () => {
+      expect(Object.keys(RUN_ENDINGS).sort()).toEqual(Object.keys(expected).sort());
+    });
+
+    it.each(Object.keys(expected) as RunEndingReason[])('shows a run ended by %s as the endings table says', (reason) => {
+      const history = waitingOn(permission);
+      const ended = openStateAfter([...history, ...decide(endedBy[reason], stateAfter(history))]);
+      const [status, finishReason, tell] = expected[reason];
+      expect(ended.activeRun).toBeNull();
+      expect(ended.endedRun).toEqual({ runId: 'run-1', reason, status, finishReason, endedAt: later });
+      expect(RUN_ENDINGS[reason].tell).toBe(tell);
+    });
+
+    it('gives a message to every ending told as run_ended or internal_error, and none to the others', () => {
+      for (const rule of Object.values(RUN_ENDINGS)) {
+        const told = rule.tell === 'run_ended' || rule.tell === 'internal_error';
+        expect(rule.message === null).toBe(!told);
+      }
+    });
+
+    it('keeps the ended run until the next one ends', () => {
+      const history: SessionEvent[] = [opened, started('run-1'), { type: 'RunCancelled', data: { runId: 'run-1', reason: 'owner_lost', at } }, started('run-2')];
+      const state = openStateAfter(history);
+      expect(state.endedRun).toMatchObject({ runId: 'run-1', status: 'failed' });
+      expect(state.activeRun).toMatchObject({ runId: 'run-2', status: 'running' });
     });
   });
 

@@ -288,9 +288,18 @@ export async function sessionTransactions(platform: Platform, sessionId: string)
   return groups;
 }
 
-/** The session's runs in the read model, oldest first. */
+/**
+ * The session's runs in the read model, oldest first, each as `active`, `finished` with its finish, or `cancelled`
+ * with `cancelled:<reason>`: the row's `end_reason` (its RUN_ENDINGS key) in the words the specs assert.
+ */
 export function sessionRuns(platform: Platform, sessionId: string): Promise<{ status: string; finish_reason: string | null }[]> {
-  return query(platform, 'SELECT status, finish_reason FROM runs.runs WHERE session_id = $1 ORDER BY started_at', [sessionId]);
+  return query(
+    platform,
+    `SELECT CASE WHEN end_reason IS NULL THEN 'active' WHEN end_reason IN ('stop', 'length', 'error') THEN 'finished' ELSE 'cancelled' END AS status,
+            CASE WHEN end_reason IS NULL OR end_reason IN ('stop', 'length', 'error') THEN end_reason ELSE 'cancelled:' || end_reason END AS finish_reason
+       FROM runs.runs WHERE session_id = $1 ORDER BY started_at`,
+    [sessionId],
+  );
 }
 
 /** Polls `probe` until `accept` holds; fails with the last value seen. */
