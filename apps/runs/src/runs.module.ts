@@ -16,7 +16,7 @@ import { TranscriptPurger } from './retention/transcript-purger';
 import { TranscriptRetentionSweeper } from './retention/transcript-retention.sweeper';
 import { ensureRunChunkStream } from './runs/run-chunk-log';
 import { RunHost } from './runs/run-host';
-import { RunReconciler } from './runs/run-reconciler';
+import { OrphanReaper } from './runs/orphan-reaper';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
 import { ModelCatalog } from './runtime/model-catalog';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -110,7 +110,7 @@ export class RunsModule {
       { nc, subjects, streams, runtime: driver, settings: config },
       new SessionChannel(nc, subjects.runs),
       dataSource,
-      config.maxRunsPerIntern,
+      { maxRunsPerIntern: config.maxRunsPerIntern, reconcileIntervalMs: config.runReconcileIntervalMs },
     );
     const models = new ModelProviders({
       catalog,
@@ -169,7 +169,8 @@ export class RunsModule {
             return new RunResourcesService(dataSource, interns, new CursorCodec(row.value), host, streams, turns, subjects, config.runReplayRetentionMs);
           },
         },
-        { provide: RunReconciler, useValue: new RunReconciler(host, dataSource, config.runReconcileIntervalMs) },
+        // Its reconciler round starts with the application and stops with it.
+        { provide: OrphanReaper, useValue: host.reaper },
         { provide: TranscriptPurger, useValue: purger },
         { provide: TranscriptRetentionSweeper, useValue: new TranscriptRetentionSweeper(purger, dataSource, config.transcriptRetentionMs) },
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },

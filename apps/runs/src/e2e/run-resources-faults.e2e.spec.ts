@@ -37,7 +37,7 @@ import {
 
 const RUN_RECONCILE_INTERVAL_MS = 500;
 const RUN_REPLAY_RETENTION_MS = 3000;
-/** The reconciler leaves runs younger than this alone (their owner may still be subscribing): run-reconciler.ts. */
+/** The reconciler leaves runs younger than this alone (their owner may still be subscribing): orphan-reaper.ts. */
 const RECONCILER_START_GRACE_MS = 5000;
 const SCRIPTED = 'local/scripted';
 /**
