@@ -182,7 +182,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
       this.options.streamType,
       from.version,
       decided.map((event) => ({ type: event.type, data: { ...event.data }, metadata })),
-      options.inTransaction ? { inTransaction: options.inTransaction } : undefined,
+      { inTransaction: options.inTransaction, stateBefore: from.state },
     );
     const events = appended.events.map(toDomainEvent<Event>);
     return { events, version: appended.nextVersion, state: this.evolveAll(from.state, events), previous: from.state };

@@ -15,8 +15,16 @@ import { DEFAULT_MAX_EVENT_BYTES, storableEventData } from './event-size';
 import { toStorableJson } from './storable-json';
 import { type Upcaster, upcasterChain, type UpcastFn } from './upcaster';
 
-/** Updates a read model inside the append's transaction; throwing rolls the append back. */
-export type InlineProjection = (manager: EntityManager, events: StoredEvent[]) => Promise<void>;
+/**
+ * Updates a read model inside the append's transaction; throwing rolls the append back. `context.stateBefore` is the
+ * stream's state just before these events as the appending decider held it (absent for a replayed batch): a
+ * projection that folds the aggregate's state takes it instead of reading the stream's earlier events again.
+ */
+export type InlineProjection = (manager: EntityManager, events: StoredEvent[], context?: ProjectionContext) => Promise<void>;
+
+export interface ProjectionContext {
+  stateBefore?: unknown;
+}
 
 export interface EventStoreOptions {
   schema: string;
@@ -30,6 +38,8 @@ export interface EventStoreOptions {
 export interface AppendOptions {
   /** Runs after the inline projections with the same transaction (e.g. a process manager's bookkeeping). */
   inTransaction?: (manager: EntityManager, stored: StoredEvent[]) => Promise<void>;
+  /** The stream's state at `expectedVersion` as the appending decider folded it; handed to the inline projections. */
+  stateBefore?: unknown;
 }
 
 export interface AppendResult {
@@ -122,7 +132,7 @@ export class PostgresEventStore {
           throw new ConcurrencyError(streamId, expectedVersion, await this.currentVersion(manager, streamId));
         }
 
-        for (const projection of this.projections) await projection(manager, stored);
+        for (const projection of this.projections) await projection(manager, stored, { stateBefore: options.stateBefore });
         if (options.inTransaction) await options.inTransaction(manager, stored);
         return { nextVersion, events: stored };
       });

@@ -3,10 +3,11 @@
  * goes shows as its resource says, replaying events changes nothing (the revision guard), and rebuilding the
  * tables from the stored events gives back the same rows.
  */
+import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { openDatabase } from '@interns/database';
-import { type EventMetadata, EventTail, PostgresEventStore } from '@interns/event-store';
+import { type EventMetadata, EventTail, PostgresEventStore, StreamStates } from '@interns/event-store';
 import type { Question } from '@interns/contracts';
 import type { SessionCommand } from '@interns/runs-domain';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
@@ -130,5 +131,20 @@ describe('the run read model', () => {
     await dataSource.query('UPDATE runs.runs SET status = $1', ['running']);
     await rebuildSessionReadModel(dataSource);
     expect(await dataSource.query(ROWS)).toEqual(before);
+  });
+
+  it("takes the session's state from the appending decider: an append reads none of the session's earlier events", async () => {
+    const reads = jest.spyOn(StreamStates.prototype, 'before');
+    try {
+      const session = randomUUID();
+      const runId = randomUUID();
+      await streams.execute(session, [open(session, 'chat'), start(runId, 12)], METADATA);
+      await streams.execute(session, [usage(runId), { type: 'FinishRun', runId, error: null, at: at(13) }], METADATA);
+      expect(reads).not.toHaveBeenCalled();
+      const [row] = await dataSource.query('SELECT status, prompt_tokens FROM runs.runs WHERE id = $1', [runId]);
+      expect(row).toEqual({ status: 'completed', prompt_tokens: 3 });
+    } finally {
+      reads.mockRestore();
+    }
   });
 });

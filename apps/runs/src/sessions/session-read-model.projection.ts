@@ -18,13 +18,16 @@ const states = new StreamStates<SessionState>(RUNS_SCHEMA, SESSION_FOLD);
  * only. A run row changes only with an event of a later session version than the last it took (`revision`),
  * so replaying events (a rebuild, a repeated batch) leaves it as it is.
  */
-export const sessionReadModelProjection: InlineProjection = async (manager: EntityManager, stored: StoredEvent[]) => {
+export const sessionReadModelProjection: InlineProjection = async (manager: EntityManager, stored: StoredEvent[], context = {}) => {
   let streamId: string | null = null;
   let state: SessionState = SESSION_FOLD.initialState();
   for (const row of stored) {
     if (row.streamType !== SESSION_STREAM_TYPE) continue;
-    // A batch is one append's (one stream); a replayed batch may hold many streams.
-    if (row.streamId !== streamId) state = await states.before(manager, row.streamId, row.streamVersion);
+    // A batch is one append's (one stream), whose decider handed its state over: no read of the session's
+    // earlier events on the append's path. A replayed batch may hold many streams and comes without it.
+    if (row.streamId !== streamId) {
+      state = row === stored[0] && context.stateBefore !== undefined ? (context.stateBefore as SessionState) : await states.before(manager, row.streamId, row.streamVersion);
+    }
     streamId = row.streamId;
     state = await projectEvent(manager, row, state);
   }
