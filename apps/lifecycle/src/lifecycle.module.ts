@@ -5,7 +5,7 @@ import { LEAN_NATS_HANDLERS } from '@interns/messaging';
 import { INTERN_EVENT_UPCASTERS } from '@interns/lifecycle-domain';
 import type { ServiceDeps } from '@interns/service-runtime';
 import { LeaderLease, WorkSignal } from '@interns/workers';
-import { ChatappInstallsService } from './chatapp/chatapp-installs.service';
+import { ChatappInstallsService } from './interns/chatapp-installs.service';
 import { projectDaemonTokenRevocation } from './daemon/daemon-token-revocation.projection';
 import { DaemonModule } from './daemon/daemon.module';
 import { doorLeanHandlers } from './daemon/door.lean-handlers';

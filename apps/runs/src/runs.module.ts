@@ -19,7 +19,7 @@ import { RunHost } from './runs/run-host';
 import { OrphanReaper } from './runs/orphan-reaper';
 import { LocalRuntimeDriver } from './runtime/local-runtime.driver';
 import { ModelCatalog } from './runtime/model-catalog';
-import { RuntimeModule } from './runtime/runtime.module';
+import { RuntimeModule } from './runtime.module';
 import { BubblewrapShell } from './runtime/shell/bubblewrap-shell';
 import { shellRunnerFor } from './runtime/shell/shell-runner.factory';
 import { workspaceDisksFor } from './runtime/workspace-disks';

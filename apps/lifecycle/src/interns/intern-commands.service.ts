@@ -12,7 +12,7 @@ import {
 import { isUniqueViolation } from '@interns/database';
 import { eventMetadata } from '@interns/event-store';
 import type { InternCommand } from '@interns/lifecycle-domain';
-import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
+import type { ChatappInstallsService } from './chatapp-installs.service';
 import { renderIcon } from './icon';
 import { type IdempotencyClaim, idempotencyClaim, IdempotencyKeys } from './idempotency-keys';
 import { type InternRow, toInternView } from './intern-row';

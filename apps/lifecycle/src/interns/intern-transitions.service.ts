@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { DeleteInternRequest, ProvisionInternRequest, RequestContext, SuspendInternRequest } from '@interns/contracts';
 import { eventMetadata } from '@interns/event-store';
 import type { InternCommand } from '@interns/lifecycle-domain';
-import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
+import type { ChatappInstallsService } from './chatapp-installs.service';
 import type { InternStreams } from './intern-streams';
 import { visibleInternRow } from './visible-intern';
 

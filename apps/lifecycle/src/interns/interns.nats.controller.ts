@@ -20,7 +20,7 @@ import type {
   Subjects,
 } from '@interns/contracts';
 import { DomainErrorRpcFilter } from '@interns/messaging';
-import { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
+import { ChatappInstallsService } from './chatapp-installs.service';
 import { InternCommandsService } from './intern-commands.service';
 import { InternQueriesService } from './intern-queries.service';
 import { InternTransitionsService } from './intern-transitions.service';

@@ -3,7 +3,7 @@ import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { eventMetadata, type EventMetadata } from '@interns/event-store';
 import type { InternCommand } from '@interns/lifecycle-domain';
 import { describeError, type LeaderLease, PerKeyBackoff, WorkerLoop, type WorkerLogger, type WorkSignal } from '@interns/workers';
-import type { ChatappInstallsService } from '../chatapp/chatapp-installs.service';
+import type { ChatappInstallsService } from '../interns/chatapp-installs.service';
 import type { InternStreams, LoadedIntern } from '../interns/intern-streams';
 import {
   clearRuntimeActive,

@@ -1,3 +1,4 @@
+// runtime/: an intern's runtime on this host (driver, workspace disks, archives, model catalog, shell sandbox).
 import { mkdir } from 'node:fs/promises';
 import { workspaceUsage } from './shell/workspace-usage';
 import { isDirectory, removeDirectory, type WorkspaceDisks, type WorkspaceQuota, type WorkspaceUsage } from './workspace-disk';

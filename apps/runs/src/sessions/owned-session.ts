@@ -1,3 +1,4 @@
+// sessions/: the session stream (every session write, each run's end logged) and its read model; runs/ builds on it.
 import type { EventMetadata } from '@interns/event-store';
 import type { SessionCommand, SessionEvent, SessionState } from '@interns/runs-domain';
 import type { SessionSnapshot, SessionStreams } from './session-streams';

@@ -17,7 +17,7 @@ import {
   SessionState,
   sessionStreamId,
 } from '@interns/runs-domain';
-import { logRunEnds } from '../runs/run-end.log';
+import { logRunEnds } from './run-end.log';
 
 /** A session's state at one version of its stream. */
 export type SessionSnapshot = StreamState<SessionState>;

@@ -9,10 +9,10 @@ import type {
   RuntimeStepReply,
   Subjects,
 } from '@interns/contracts';
-import { RunHost } from '../runs/run-host';
-import { TerminalHost } from '../terminals/terminal-host';
-import { RUNTIME_DRIVER } from './runtime-driver';
-import type { RuntimeDriver } from './runtime-driver';
+import { RunHost } from './runs/run-host';
+import { TerminalHost } from './terminals/terminal-host';
+import { RUNTIME_DRIVER } from './runtime/runtime-driver';
+import type { RuntimeDriver } from './runtime/runtime-driver';
 
 /**
  * Lifecycle's way to the runtime driver. A definitive step failure is answered `{ ok: false, message }`;

@@ -1,3 +1,4 @@
+// interns/: intern use cases (create/update, provision/suspend/delete, queries, the read model) and chat-app installs.
 import type { DataSource } from 'typeorm';
 import {
   DomainError,
@@ -7,7 +8,7 @@ import {
   RecordChatappInstallRequest,
 } from '@interns/contracts';
 import { eventMetadata } from '@interns/event-store';
-import type { InternStreams } from '../interns/intern-streams';
+import type { InternStreams } from './intern-streams';
 
 const OVERLOOKED_AFTER_MS = 5_000;
 
