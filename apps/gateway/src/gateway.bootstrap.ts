@@ -69,7 +69,7 @@ export async function startGateway(config: PlatformConfig, options: StartGateway
   let nats: NatsConnection | null = null;
   let deps: GatewayDependencies;
   const logger = options.logLevels ?? JsonLogger.install({ service: 'gateway', level: config.logLevel });
-  startTracing({ exporter: config.tracesExporter, serviceName: config.otelServiceName ?? 'gateway', batchDelayMs: config.otelBatchDelayMs });
+  await startTracing({ exporter: config.tracesExporter, serviceName: config.otelServiceName ?? 'gateway', batchDelayMs: config.otelBatchDelayMs });
   try {
     dataSource = await openDatabase({
       url: config.databaseUrl,

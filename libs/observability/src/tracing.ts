@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MsgHdrs } from '@nats-io/transport-node';
-import { Logger } from '@nestjs/common';
 import {
   context as otelContext,
   defaultTextMapGetter,
@@ -11,37 +10,19 @@ import {
   trace,
   type Context,
   type Span,
+  type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  SimpleSpanProcessor,
-  TracerProvider,
-  type ReadableSpan,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace';
-import type { TracesExporterName } from '@interns/contracts';
+import type { TracerProvider } from '@opentelemetry/sdk-trace';
+import type { TracingOptions } from './tracing-provider';
 import { natsHeadersGetter, natsHeadersSetter } from './trace-carriers';
 
-export interface TracingOptions {
-  /** OTEL_TRACES_EXPORTER; `none` leaves tracing off. */
-  exporter: TracesExporterName;
-  /** `service.name` of every span (OTEL_SERVICE_NAME, else the process's own name). */
-  serviceName: string;
-  /** How long finished spans wait to be sent together (ms). */
-  batchDelayMs?: number;
-  /** Tests: export every span at once to this exporter instead of the configured one. */
-  spanExporter?: SpanExporter;
-}
+export type { TracingOptions } from './tracing-provider';
 
 interface ActiveTracing {
   provider: TracerProvider;
   tracer: Tracer;
-  propagator: W3CTraceContextPropagator;
+  propagator: TextMapPropagator;
 }
 
 /** One provider per process; null while tracing is off, so every helper below is a single null check. */
@@ -54,24 +35,17 @@ const TRACER_NAME = 'interns';
  * (OTLP/HTTP JSON, whose endpoint the exporter reads from OTEL_EXPORTER_OTLP_ENDPOINT or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or JSON log lines for `console`), the AsyncLocalStorage context
  * manager and the W3C trace-context propagator, registered as OpenTelemetry's globals. A second call
- * while on keeps the first provider. Returns whether tracing is on.
+ * while on keeps the first provider. Returns whether tracing is on. The SDK (tracing-provider.ts) is loaded only
+ * then: with tracing off (the default) a service neither loads nor holds it.
  */
-export function startTracing(options: TracingOptions): boolean {
+export async function startTracing(options: TracingOptions): Promise<boolean> {
   if (active !== null) return true;
-  const exporter = options.spanExporter ?? exporterFor(options.exporter);
-  if (exporter === null) return false;
-  const processor = options.spanExporter
-    ? new SimpleSpanProcessor({ exporter })
-    : new BatchSpanProcessor({ exporter, scheduledDelayMillis: options.batchDelayMs });
-  const provider = new TracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': options.serviceName })),
-    spanProcessors: [processor],
-  });
-  const propagator = new W3CTraceContextPropagator();
-  otelContext.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(propagator);
-  trace.setGlobalTracerProvider(provider);
-  active = { provider, tracer: provider.getTracer(TRACER_NAME), propagator };
+  if (options.spanExporter === undefined && options.exporter === 'none') return false;
+  const { createTracing } = await import('./tracing-provider');
+  if (active !== null) return true;
+  const created = createTracing(options);
+  if (created === null) return false;
+  active = { ...created, tracer: created.provider.getTracer(TRACER_NAME) };
   return true;
 }
 
@@ -91,53 +65,6 @@ export async function stopTracing(): Promise<void> {
 
 export function tracingEnabled(): boolean {
   return active !== null;
-}
-
-function exporterFor(name: TracesExporterName): SpanExporter | null {
-  switch (name) {
-    case 'none':
-      return null;
-    case 'otlp':
-      return new OTLPTraceExporter();
-    case 'console':
-      return new JsonLogSpanExporter();
-    default: {
-      const unknown: never = name;
-      throw new Error(`unknown traces exporter ${String(unknown)}`);
-    }
-  }
-}
-
-/**
- * `console`: each finished span as one JSON log line (context `Tracing`), so stdout stays one JSON object
- * per line; the SDK's ConsoleSpanExporter prints multi-line inspected objects.
- */
-class JsonLogSpanExporter implements SpanExporter {
-  private readonly logger = new Logger('Tracing');
-
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    for (const span of spans) {
-      const { traceId, spanId } = span.spanContext();
-      this.logger.log({
-        span: {
-          name: span.name,
-          kind: SpanKind[span.kind],
-          trace_id: traceId,
-          span_id: spanId,
-          parent_span_id: span.parentSpanContext?.spanId,
-          duration_ms: span.duration[0] * 1e3 + span.duration[1] / 1e6,
-          status: SpanStatusCode[span.status.code],
-          attributes: span.attributes,
-        },
-      });
-    }
-    done({ code: ExportResultCode.SUCCESS });
-  }
-
-  /** Nothing is buffered here: every span was written when exported. */
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
 }
 
 /**

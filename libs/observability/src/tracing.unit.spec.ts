@@ -23,8 +23,8 @@ function defined<T>(value: T | undefined): T {
 }
 
 describe('tracing off (OTEL_TRACES_EXPORTER=none)', () => {
-  it('starts nothing and writes no traceparent', () => {
-    expect(startTracing({ exporter: 'none', serviceName: 'gateway' })).toBe(false);
+  it('starts nothing and writes no traceparent', async () => {
+    expect(await startTracing({ exporter: 'none', serviceName: 'gateway' })).toBe(false);
     expect(tracingEnabled()).toBe(false);
     const headers = natsHeaders();
     expect(startHttpServerSpan({ method: 'GET', route: '/x', url: '/x', headers: {} })).toBeUndefined();
@@ -38,8 +38,8 @@ describe('tracing off (OTEL_TRACES_EXPORTER=none)', () => {
 describe('tracing on', () => {
   const exporter = new InMemorySpanExporter();
 
-  beforeAll(() => {
-    expect(startTracing({ exporter: 'otlp', serviceName: 'test-service', spanExporter: exporter })).toBe(true);
+  beforeAll(async () => {
+    expect(await startTracing({ exporter: 'otlp', serviceName: 'test-service', spanExporter: exporter })).toBe(true);
   });
 
   afterAll(async () => {

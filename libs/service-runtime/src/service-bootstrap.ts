@@ -145,7 +145,7 @@ export async function bootstrapService(options: ServiceBootstrapOptions): Promis
   const config = loadConfig(options.env ?? process.env);
   // JSON lines from here on, unless the caller picked Nest's logger (in-process tests pass false).
   const appLogger = options.logger ?? JsonLogger.install({ service, level: config.logLevel });
-  startTracing({ exporter: config.tracesExporter, serviceName: config.otelServiceName ?? service, batchDelayMs: config.otelBatchDelayMs });
+  await startTracing({ exporter: config.tracesExporter, serviceName: config.otelServiceName ?? service, batchDelayMs: config.otelBatchDelayMs });
   let dataSource: DataSource | null = null;
   let nc: NatsConnection | null = null;
   try {
