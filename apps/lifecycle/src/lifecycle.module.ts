@@ -50,6 +50,9 @@ export class LifecycleModule {
       subjects,
       translator: internEventsTranslator(),
       streamLimits: { maxAgeMs: config.jetstreamMaxAgeMs, maxBytes: config.jetstreamMaxBytes, replicas: config.jetstreamReplicas },
+      // An intern's change reaches /events, webhooks and analytics without waiting for the next poll (intern
+      // events are few; runs' relay keeps polling, where a wake per session append would cost a round per event).
+      signal,
       logger: new Logger('IntegrationEventsRelay'),
     });
     const processManager = new ProvisioningProcessManager({

@@ -8,7 +8,7 @@ import {
   type ServiceName,
   type Subjects,
 } from '@interns/contracts';
-import type { WorkerLogger } from '@interns/workers';
+import type { WorkerLogger, WorkSignal } from '@interns/workers';
 import type { StoredEvent } from './event.types';
 import { integrationEventId } from './integration-event-id';
 import type { StreamLimits } from '@interns/messaging';
@@ -41,6 +41,8 @@ export interface IntegrationEventsRelayOptions {
   translator: IntegrationEventTranslator;
   /** JETSTREAM_MAX_AGE_MS, JETSTREAM_MAX_BYTES, JETSTREAM_REPLICAS of the config. */
   streamLimits?: StreamLimits;
+  /** See OutboxRelayOptions.signal. */
+  signal?: WorkSignal;
   logger?: WorkerLogger;
 }
 
@@ -66,6 +68,7 @@ export class IntegrationEventsRelay {
       streamLimits: options.streamLimits,
       messagesFor: (event, reader) => this.messagesFor(event, reader),
       checkpointName: INTEGRATION_EVENTS_CHECKPOINT,
+      signal: options.signal,
       logger: options.logger,
       metricsLabel: service,
     });

@@ -13,11 +13,13 @@ import { eventStoreMigration } from './event-store.migration';
 import { checkpointOf, EventTail } from './event-tail';
 import { type OutboxMessage, OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
 import { PostgresEventStore } from './postgres-event-store';
+import { WorkSignal } from '@interns/workers';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const GRACEFUL = 'relay_graceful';
 const KILLED = 'relay_killed';
 const LAGGING = 'relay_lagging';
+const WOKEN = 'relay_woken';
 
 async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 8_000) {
   const deadline = Date.now() + timeoutMs;
@@ -57,6 +59,7 @@ describe('OutboxRelay', () => {
         eventStoreMigration(GRACEFUL, 1700000000100),
         eventStoreMigration(KILLED, 1700000000101),
         eventStoreMigration(LAGGING, 1700000000102),
+        eventStoreMigration(WOKEN, 1700000000103),
       ],
       applicationName: 'outbox-relay.int.spec',
       migrate: true,
@@ -297,5 +300,24 @@ describe('OutboxRelay', () => {
     await eventually(async () => (await scraped('interns_outbox_relay_lag_seconds', 'lagging')) === 0, 'the lag to fall to 0');
     expect(await scraped('interns_outbox_events_published_total', 'lagging')).toBe(3);
     expect(await healthy.lagSeconds()).toBe(0);
+  });
+
+  it("publishes a commit at once when its own process wakes it (the command handler's onAppended), long before the next poll", async () => {
+    const streamName = `${subjects.eventStreamName('webhooks')}_woken`;
+    const signal = new WorkSignal();
+    const events = appender(WOKEN);
+    const woken = relay({ schema: WOKEN, streamName, streamSubjects: [subjects.eventsOf('webhooks')], messagesFor: publishedAs('webhooks'), pollIntervalMs: 600_000, signal });
+    await woken.start();
+    await eventually(() => woken.isLeader, 'the relay to lead');
+    const published = async () => (await jsm.streams.info(streamName)).state.messages;
+    await events.append(1);
+    await sleep(300);
+    // Not woken: the commit waits for the next poll, ten minutes away.
+    expect(await published()).toBe(0);
+    signal.notify();
+    await eventually(async () => (await published()) === 1, 'the woken relay to publish', 5_000);
+    await events.append(2);
+    signal.notify();
+    await eventually(async () => (await published()) === 3, 'the woken relay to publish again', 5_000);
   });
 });

@@ -2,7 +2,7 @@ import { jetstream, JetStreamApiError, type JetStreamClient } from '@nats-io/jet
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { DEFAULT_STREAM_LIMITS, ensureStream, type StreamLimits } from '@interns/messaging';
-import { LeaderLease, type RoundOutcome, WorkerLoop, type WorkerLogger } from '@interns/workers';
+import { LeaderLease, type RoundOutcome, WorkerLoop, type WorkerLogger, type WorkSignal } from '@interns/workers';
 import type { StoredEvent } from './event.types';
 import { checkpointOf, EventTail, type TailCheckpoint } from './event-tail';
 import { eventStoreTables } from './event-store.sql';
@@ -31,6 +31,8 @@ export interface OutboxRelayOptions {
   /** Row in `<schema>.checkpoints` holding how far this relay has published. */
   checkpointName: string;
   pollIntervalMs?: number;
+  /** Woken by this process's own commits (the command handler's `onAppended`): they go out without waiting for a poll. */
+  signal?: WorkSignal;
   batchSize?: number;
   logger?: WorkerLogger;
   /** The `relay` label of its metrics; default `<schema>/<checkpointName>`. */
@@ -78,6 +80,7 @@ export class OutboxRelay {
       name: `outbox relay ${options.checkpointName}`,
       lease: new LeaderLease(options.dataSource, ['outbox-relay', leaseName]),
       pollIntervalMs: options.pollIntervalMs ?? 100,
+      signal: options.signal,
       logger: options.logger,
       round: (leader) => this.publishNextBatch(leader),
       // Another replica may have published meanwhile: start again from the saved checkpoint.
