@@ -1,5 +1,6 @@
 import { Agent, type ClientRequest, request as httpRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { openConcurrently } from '../shared/open-concurrently';
 import { createParser } from 'eventsource-parser';
 
 /**
@@ -152,28 +153,8 @@ export async function openSubscribers(
   concurrency: number,
   signal: AbortSignal,
 ): Promise<{ subscribers: Subscriber[]; elapsedMs: number }> {
-  const subscribers: Subscriber[] = [];
-  const startedAt = performance.now();
-  let next = 0;
-  let failure: unknown = null;
-  const worker = async () => {
-    while (failure === null && next < count && !signal.aborted) {
-      next += 1;
-      try {
-        subscribers.push(await openSubscriber(target, arrivals));
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  if (failure !== null || signal.aborted) {
-    closeAll(subscribers);
-    throw failure ?? new Error('interrupted');
-  }
-  return { subscribers, elapsedMs: performance.now() - startedAt };
+  const { opened, elapsedMs } = await openConcurrently(count, concurrency, signal, () => openSubscriber(target, arrivals));
+  return { subscribers: opened, elapsedMs };
 }
 
-export function closeAll(subscribers: Subscriber[]): void {
-  for (const subscriber of subscribers) subscriber.close();
-}
+export { closeAll } from '../shared/open-concurrently';

@@ -1,5 +1,6 @@
 import { Agent, type ClientRequest, request as httpRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { openConcurrently } from '../shared/open-concurrently';
 
 /**
  * The client side of the streams benchmark: opens SSE responses (chat POSTs) with bounded concurrency, each on
@@ -104,29 +105,8 @@ export async function openStreams(
   signal: AbortSignal,
   onProgress: (opened: number) => void = () => undefined,
 ): Promise<OpenedStreams> {
-  const streams: HeldStream[] = [];
-  const startedAt = performance.now();
-  let next = 0;
-  let failure: unknown = null;
-  const worker = async () => {
-    while (failure === null && next < count && !signal.aborted) {
-      const index = next++;
-      try {
-        streams.push(await openStream(target, index));
-        onProgress(streams.length);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  if (failure !== null || signal.aborted) {
-    closeAll(streams);
-    throw failure ?? new Error('interrupted');
-  }
-  return { streams, elapsedMs: performance.now() - startedAt };
+  const { opened, elapsedMs } = await openConcurrently(count, concurrency, signal, (index) => openStream(target, index), onProgress);
+  return { streams: opened, elapsedMs };
 }
 
-export function closeAll(streams: HeldStream[]): void {
-  for (const stream of streams) stream.close();
-}
+export { closeAll } from '../shared/open-concurrently';

@@ -2,8 +2,8 @@
 import { SERVICE_NAMES, type ServiceName } from './service-names';
 
 /**
- * Environment names and defaults of CONTRACT sections 10 and 11, read once per process. Longer than 300 lines on
- * purpose: every setting, its default and its meaning in one place (the README table is checked against it).
+ * Environment names and defaults of CONTRACT sections 10 and 11, read once per process: every setting, its default
+ * and its meaning in one place (the README table is checked against it).
  */
 export interface PlatformConfig {
   /** DATABASE_URL: what this process connects with; a service's own role (`admin db-setup`), the owner for admin and migrations. */
