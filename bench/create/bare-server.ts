@@ -104,7 +104,7 @@ export async function startBareServer(options: BareServerOptions): Promise<Fasti
     const body = parseCreateInternBody(rawBody);
     const internId = randomUUID();
     const vaultId = randomUUID();
-    const icon = renderIcon(internId);
+    const icon = await renderIcon(internId);
     const at = new Date().toISOString();
     const [created] = internDecider.decide(
       {

@@ -106,7 +106,7 @@ export class InternCommandsService {
 
     const internId = randomUUID();
     const vaultId = randomUUID();
-    const icon = renderIcon(internId);
+    const icon = await renderIcon(internId);
     const at = this.now().toISOString();
     const provision = body.provision === true;
     const chatappInstallPending = provision && (await this.installs.installPending(principal));

@@ -3,7 +3,7 @@ import { createWriteStream, type Stats } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { create as createTar, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import type { RuntimeArchiveResult, RuntimeStepReply } from '@interns/contracts';
 import { codeOf, discard, isDirectory, isUnwritable, LEGACY_RUNTIME_STATE_FILE, reasonOf, syncPath } from './runtime-files';
 
@@ -68,6 +68,8 @@ export class WorkspaceArchiver {
     const stamp = this.options.now().toISOString().replace(/:/g, '');
     const archivePath = join(archiveDir, `${id}-${stamp}.tar.gz`);
     const partialPath = join(archiveDir, `.${id}-${stamp}.${randomBytes(4).toString('hex')}.partial`);
+    // tar is loaded by the first archive (an intern's deletion), not by every runs process at its start.
+    const { create: createTar } = await import('tar');
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
       const pack = createTar({ gzip: true, portable: true, cwd: workspacesDir, filter: isArchivable }, [id]);

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { type AddressGuard, pinnedLookup, UnsafeTargetError } from '../address-guard/address-guard';
 import { signedHeaders } from './webhook-signature';
 
@@ -38,18 +38,27 @@ export class DeliverySender {
   ) {}
 
   async send(attempt: DeliveryAttempt): Promise<AttemptResult> {
+    // undici is loaded at the first attempt: about 15 MiB of RSS (its heap and its WebAssembly HTTP parser) that a
+    // webhooks process with nothing to deliver need not hold. Before the attempt's clock starts: loading the client
+    // is not the receiver's time. A failed load is a failed attempt, retried as any other (send never throws).
+    let undici: typeof import('undici');
+    try {
+      undici = await import('undici');
+    } catch (error) {
+      return { outcome: 'network_error', statusCode: null, error: describeNetworkError(error) };
+    }
     const signal = AbortSignal.timeout(this.timeoutMs);
     let agent: Agent | null = null;
     try {
       const target = await abortable(this.guard.check(attempt.url), signal);
       // One agent per attempt: its only connection goes to the pinned address and is closed afterwards.
-      agent = new Agent({ connect: { lookup: pinnedLookup(target), timeout: this.timeoutMs }, pipelining: 0 });
+      agent = new undici.Agent({ connect: { lookup: pinnedLookup(target), timeout: this.timeoutMs }, pipelining: 0 });
       const headers = {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
         ...signedHeaders(attempt.secret, attempt.eventId, attempt.payload),
       };
-      const answer = await request(target.url, { method: 'POST', headers, body: attempt.payload, dispatcher: agent, signal });
+      const answer = await undici.request(target.url, { method: 'POST', headers, body: attempt.payload, dispatcher: agent, signal });
       await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
       if (answer.statusCode >= 200 && answer.statusCode < 300) return { outcome: 'delivered', statusCode: answer.statusCode };
       return { outcome: 'http_error', statusCode: answer.statusCode, error: `answered HTTP ${answer.statusCode}` };
