@@ -16,7 +16,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The document as the gateway serves it, from the build, written to a scratch file. */
 async function dumpBuiltDocument(directory) {
-  const contracts = pathToFileURL(join(root, 'dist/libs/contracts/src/index.js')).href;
+  const contracts = pathToFileURL(join(root, 'dist/libs/contracts/src/openapi/index.js')).href;
   const { OPENAPI_DOCUMENT } = await import(contracts);
   const file = join(directory, 'openapi.json');
   writeFileSync(file, `${JSON.stringify(OPENAPI_DOCUMENT, null, 2)}\n`);

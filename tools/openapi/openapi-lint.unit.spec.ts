@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OPENAPI_DOCUMENT } from '@interns/contracts';
+import { OPENAPI_DOCUMENT } from '@interns/contracts/openapi';
 
 const script = fileURLToPath(new URL('./lint-openapi.mjs', import.meta.url));
 const LINT_TIMEOUT_MS = 60_000;

@@ -17,7 +17,8 @@ export * from './chat-validation';
 export * from './daemon';
 export * from './analytics';
 export * from './analytics-query';
-export * from './openapi/index';
+// The OpenAPI document is `@interns/contracts/openapi`: only the gateway serves it, and built at import it would cost
+// every other service about 3 MiB.
 export * from './webhooks';
 export * from './integration-event-envelope';
 export * from './vault';

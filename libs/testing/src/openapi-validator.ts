@@ -9,8 +9,8 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { JsonSchema, OpenApiDocument, OpenApiHeader, OpenApiOperation, OpenApiResponse } from '@interns/contracts';
-import { HTTP_METHODS } from '@interns/contracts';
+import type { JsonSchema, OpenApiDocument, OpenApiHeader, OpenApiOperation, OpenApiResponse } from '@interns/contracts/openapi';
+import { HTTP_METHODS } from '@interns/contracts/openapi';
 
 const DOCUMENT_ID = 'urn:interns:openapi';
 /** OpenAPI's keywords around and inside schemas, declared so strict mode still refuses unknown ones (typos). */

@@ -7,8 +7,8 @@
  * test checks that every documented operation was exercised.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { OPENAPI_DOCUMENT } from '@interns/contracts';
-import type { OpenApiDocument } from '@interns/contracts';
+import { OPENAPI_DOCUMENT } from '@interns/contracts/openapi';
+import type { OpenApiDocument } from '@interns/contracts/openapi';
 import { OpenApiResponseValidator, Platform, SseResponse } from '@interns/testing';
 import type { ApiRequest, ApiResponse, JsonAnswer, ObservedResponse } from '@interns/testing';
 import {

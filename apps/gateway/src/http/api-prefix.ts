@@ -1,7 +1,7 @@
 // http/: the HTTP building blocks every route folder uses, free of routes and services: the `/api/v1` prefix, body
 // and path rules, client addresses, the error envelope, and the answers of the HTTP layer and the framework itself.
 import type { INestApplication } from '@nestjs/common';
-import { API_BASE_PATH } from '@interns/contracts';
+import { API_BASE_PATH } from '@interns/contracts/openapi';
 
 /**
  * Every route of the API is under `/api/v1` (the OpenAPI document's server URL). It is set once for the app,

@@ -8,7 +8,8 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
-import { ChunkBuilder, errorEnvelope, loadConfig, OPENAPI_DOCUMENT } from '@interns/contracts';
+import { ChunkBuilder, errorEnvelope, loadConfig } from '@interns/contracts';
+import { OPENAPI_DOCUMENT } from '@interns/contracts/openapi';
 import { OpenApiResponseValidator } from '@interns/testing';
 import { API_PREFIX, OPERATING_ROUTES } from '../http/api-prefix';
 import { GatewayModule } from '../gateway.module';
