@@ -125,6 +125,9 @@ describe('InternLookup', () => {
     await nc.flush();
     expect(await reasonOf(lookup.running(contextOf({}), view.id))).toBe('intern_not_running');
     expect(asked).toBe(2);
+    // An intern that does not run is asked about every time: it may be running the next moment.
+    expect(await reasonOf(lookup.running(contextOf({}), view.id))).toBe('intern_not_running');
+    expect(asked).toBe(3);
   });
 
   it('reads the intern\'s halt count with the lookup', async () => {

@@ -27,7 +27,7 @@ export interface InternLookupOptions {
  * The intern a chat, invoke or run route names, as the caller may see it: lifecycle applies visibility (404),
  * and a new run needs the intern `running` (409 `intern_not_running`).
  *
- * A run start's lookup (`running`) is cached per intern for AUTH_CACHE_TTL_MS, and dropped at once when lifecycle
+ * A run start's lookup (`running`) of a running intern is cached for AUTH_CACHE_TTL_MS, and dropped at once when lifecycle
  * notices a committed change of the intern (`internChanged`, published before the changing command answers):
  * visibility is applied to the cached intern here with lifecycle's own rule (internVisibleTo), so any caller sees
  * exactly what lifecycle would answer it. A suspend or delete that ended the intern's runs also moved its
@@ -115,8 +115,9 @@ export class InternLookup {
     return rows.length === 0 ? 0 : Number(rows[0].seq);
   }
 
+  /** Only a `running` intern: any other answer is asked again, so an intern that just started running is seen at once. */
   private remember(intern: RunnableIntern): void {
-    if (this.options.ttlMs <= 0) return;
+    if (this.options.ttlMs <= 0 || intern.status !== 'running') return;
     this.cached.delete(intern.id);
     // The oldest entry goes first (a Map keeps insertion order).
     if (this.cached.size >= MAX_INTERNS) this.cached.delete(this.cached.keys().next().value as string);
