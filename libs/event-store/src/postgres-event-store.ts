@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: every way an append is written (a transaction, the caller's one statement, a replay) in the one class that owns the tables.
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isUniqueViolation, pgErrorFields } from '@interns/database';
