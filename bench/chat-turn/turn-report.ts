@@ -59,6 +59,12 @@ const STEPS: { label: string; from: Moment; to: Moment }[] = [
   { label: 'runs: chat request -> intern lookup request', from: (_t, s) => s.chatRequestAt, to: (_t, s) => s.lookupRequestAt },
   { label: 'lifecycle: intern lookup -> its reply', from: (_t, s) => s.lookupRequestAt, to: (_t, s) => s.lookupReplyAt },
   { label: 'runs: lookup reply -> role chunk frame (run start)', from: (_t, s) => s.lookupReplyAt, to: (_t, s) => s.roleFrameAt },
+  // Runs caches a start's intern lookup (issue 29): most turns ask lifecycle nothing.
+  {
+    label: 'runs: chat request -> role frame, lookup cached',
+    from: (_t, s) => (s.lookupRequestAt === null ? s.chatRequestAt : null),
+    to: (_t, s) => s.roleFrameAt,
+  },
   { label: 'runs: role frame -> chat reply to the gateway', from: (_t, s) => s.roleFrameAt, to: (_t, s) => s.chatReplyAt },
   { label: 'gateway: chat reply -> response headers at client', from: (_t, s) => s.chatReplyAt, to: (t) => t.headersAt },
   { label: 'runs: role frame -> content frame (model turn)', from: (_t, s) => s.roleFrameAt, to: (_t, s) => s.contentFrameAt },
@@ -121,11 +127,13 @@ export function report(input: ReportInput): void {
   log();
   for (const { platform } of platforms) {
     const acks = platform.observed.flatMap((seen) => seen.logAckMs);
-    const incomplete = platform.observed.filter((seen) => seen.chatReplyAt === null || seen.lookupReplyAt === null).length;
+    const incomplete = platform.observed.filter((seen) => seen.chatReplyAt === null || (seen.lookupRequestAt !== null && seen.lookupReplyAt === null)).length;
+    const lookups = platform.observed.filter((seen) => seen.lookupRequestAt !== null).length;
     log(
       `${platform.name}, per turn on NATS: ${mean(platform.observed.map((s) => s.streamFrames)).toFixed(1)} frames on runs.stream (core),` +
         ` ${mean(platform.observed.map((s) => s.logAppends)).toFixed(1)} run chunk log appends (JetStream; ack seen ${ms(percentile(acks, 50), 0)} ms` +
-        ` after the copy at p50), ${(platform.integrationEvents / input.turns).toFixed(1)} integration events (outbox relays, after the turn)` +
+        ` after the copy at p50), ${(platform.integrationEvents / input.turns).toFixed(1)} integration events (outbox relays, after the turn),` +
+        ` ${lookups} of ${platform.observed.length} turns asked lifecycle for the intern (the others: runs' cache)` +
         `${incomplete > 0 ? `; ${incomplete} turns without every reply observed` : ''}`,
     );
   }

@@ -40,7 +40,7 @@ export class LifecycleModule {
       upcasters: [...INTERN_EVENT_UPCASTERS],
       maxEventBytes: config.maxEventBytes,
     });
-    const streams = new InternStreams(store, () => signal.notify());
+    const streams = new InternStreams(store, () => signal.notify(), (internId) => noticeInternChanged(nc, subjects, internId));
     const installs = new ChatappInstallsService(dataSource, streams);
     const relay = new IntegrationEventsRelay({
       service: 'lifecycle',
@@ -101,5 +101,17 @@ export class LifecycleModule {
         },
       ],
     };
+  }
+}
+
+/**
+ * Runs caches its intern lookups: it hears of a committed change before the command that made it answers. The
+ * change is committed whatever happens here: a notice lost with the connection leaves runs' entry to its TTL.
+ */
+function noticeInternChanged(nc: ServiceDeps['nc'], subjects: ServiceDeps['subjects'], internId: string): void {
+  try {
+    nc.publish(subjects.internChanged, internId);
+  } catch {
+    // The connection is closing; see above.
   }
 }

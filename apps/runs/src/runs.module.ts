@@ -118,7 +118,7 @@ export class RunsModule {
       apiKey: config.modelApiKey,
       requestTimeoutMs: config.modelRequestTimeoutMs,
     });
-    const interns = new InternLookup(nc, subjects.lifecycle);
+    const interns = new InternLookup({ nc, subjects, dataSource, ttlMs: config.authCacheTtlMs });
     const turns = new TurnsService(host, streams, interns, models);
     const relay = new IntegrationEventsRelay({
       service: 'runs',
@@ -161,6 +161,8 @@ export class RunsModule {
       providers: [
         { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
         { provide: TurnsService, useValue: turns },
+        // Its subscription to lifecycle's intern notices opens and closes with the application.
+        { provide: InternLookup, useValue: interns },
         {
           provide: RunResourcesService,
           // Awaits the cursor secret, which every replica shares through the database.

@@ -53,7 +53,10 @@ export interface PlatformConfig {
   runRouteDeadlineMs: number;
   /** PostgreSQL `statement_timeout` of every service pool; below `lifecycleRouteDeadlineMs`. */
   databaseStatementTimeoutMs: number;
-  /** How long the gateway trusts a cached credential lookup; bounds how late a revocation bites. */
+  /**
+   * How long the gateway trusts a cached credential lookup (bounds how late a revocation bites), and runs a start's
+   * cached intern lookup when no notice of a change dropped it first.
+   */
   authCacheTtlMs: number;
   oidcIssuer: string | null;
   oidcJwksUrl: string | null;

@@ -161,6 +161,9 @@ export const CACHE_EVICTING_EVENTS = {
   gateway: ['intern.status_changed', 'intern.deleted'],
 } as const satisfies Partial<Record<NatsProcess, readonly IntegrationEventType[]>>;
 
+/** Who hears lifecycle's notice of a committed intern change (`internChanged`): runs, whose intern lookups it caches. */
+const INTERN_CHANGE_LISTENERS: readonly NatsProcess[] = ['runs'];
+
 /**
  * Where replies to a process's own requests (and JetStream deliveries of its pull consumers) arrive: a prefix of
  * its own, so no process can subscribe to another's replies (with one shared `_INBOX.>` any could read all).
@@ -335,6 +338,8 @@ export function natsPermissionsFor(prefix: string): Record<NatsProcess, NatsPerm
   for (const [process, types] of Object.entries(CACHE_EVICTING_EVENTS) as [NatsProcess, readonly IntegrationEventType[]][]) {
     for (const type of types) permissions[process].subscribe.add(subjects.integrationEvent(type));
   }
+  permissions.lifecycle.publish.add(subjects.internChanged);
+  for (const process of INTERN_CHANGE_LISTENERS) permissions[process].subscribe.add(subjects.internChanged);
 
   return Object.fromEntries(
     NATS_PROCESSES.map((process) => {

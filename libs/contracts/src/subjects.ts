@@ -202,6 +202,12 @@ export function subjectsFor(prefix: string) {
     },
     /** Integration event subject: `<prefix>.evt.<publishing service>.<type>`, e.g. `interns.evt.runs.run.completed`. */
     integrationEvent: (type: IntegrationEventType) => `${p}.evt.${INTEGRATION_EVENT_TYPES[type].source}.${type}`,
+    /**
+     * Lifecycle's notice of a committed change to an intern (its id, plain text; core NATS), published before it
+     * answers the command: runs drops its cached lookup of the intern. Private to the platform, unlike the
+     * integration events, which come later (through the outbox relay) and leave instructions out.
+     */
+    internChanged: `${p}.lifecycle.notice.intern-changed`,
     /** Wildcard covering every integration event of one service. */
     eventsOf: (service: ServiceName) => `${p}.evt.${service}.>`,
     /** JetStream stream holding one service's integration events (stream names allow no dots). */

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { retryOnConcurrency } from './concurrency.error';
 import type { Decider, DomainEvent } from './decider';
 import type { EventMetadata, StoredEvent } from './event.types';
-import type { PostgresEventStore } from './postgres-event-store';
+import type { OneStatementAppend, PostgresEventStore } from './postgres-event-store';
 
 /** An aggregate's state at one version of its stream (0: the stream does not exist yet). */
 export interface StreamState<State> {
@@ -28,11 +28,15 @@ export interface HandleOptions<State> {
   /** Put on every appended event; a function computes it from what was loaded (e.g. the causing event). */
   metadata: EventMetadata | ((loaded: LoadedStream<State>) => EventMetadata);
   inTransaction?: InTransaction;
+  /** The append as one statement (AppendOptions.inOneStatement), each attempt's. */
+  inOneStatement?: OneStatementAppend;
 }
 
 export interface HandleAtOptions {
   metadata: EventMetadata;
   inTransaction?: InTransaction;
+  /** The append as one statement (AppendOptions.inOneStatement), each attempt's. */
+  inOneStatement?: OneStatementAppend;
 }
 
 export interface HandleFromOptions<State> extends HandleAtOptions {
@@ -89,13 +93,13 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     commands: CommandsFrom<State, Command>,
     options: HandleOptions<State>,
   ): Promise<CommandResult<State, Event>> {
-    const { metadata, inTransaction } = options;
+    const { metadata, ...write } = options;
     return this.appendRetrying(this.options.attempts, async () => {
       const loaded = await this.load(streamId);
       return this.decideAndAppend(streamId, loaded, isChooser(commands) ? commands(loaded) : commands, {
         // Only computed when something is appended.
         metadata: () => (typeof metadata === 'function' ? metadata(loaded) : metadata),
-        inTransaction,
+        ...write,
       });
     });
   }
@@ -111,7 +115,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     commands: Commands<Command>,
     options: HandleFromOptions<State>,
   ): Promise<CommandResult<State, Event>> {
-    const { metadata, inTransaction, onReloaded } = options;
+    const { metadata, onReloaded, ...write } = options;
     const reload = async (): Promise<LoadedStream<State>> => {
       const reloaded = await this.load(streamId);
       onReloaded?.(reloaded);
@@ -119,7 +123,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     };
     return this.appendRetrying(this.options.attempts, async (attempt) => {
       const start = attempt === 1 ? this.held(from) : await reload();
-      return this.decideAndAppend(streamId, start, commands, { metadata: () => metadata, inTransaction });
+      return this.decideAndAppend(streamId, start, commands, { metadata: () => metadata, ...write });
     });
   }
 
@@ -133,8 +137,8 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     commands: Commands<Command>,
     options: HandleAtOptions,
   ): Promise<CommandResult<State, Event>> {
-    const { metadata, inTransaction } = options;
-    return this.appendRetrying(1, () => this.decideAndAppend(streamId, this.held(from), commands, { metadata: () => metadata, inTransaction }));
+    const { metadata, ...write } = options;
+    return this.appendRetrying(1, () => this.decideAndAppend(streamId, this.held(from), commands, { metadata: () => metadata, ...write }));
   }
 
   /**
@@ -147,10 +151,10 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     commands: Commands<Command>,
     options: HandleAtOptions,
   ): Promise<CommandResult<State, Event>> {
-    const { metadata, inTransaction } = options;
+    const { metadata, ...write } = options;
     return this.appendRetrying(this.options.attempts, async () => {
       const head = { version: await this.store.streamVersion(streamId), state: this.options.decider.initialState() };
-      return this.decideAndAppend(streamId, head, commands, { metadata: () => metadata, inTransaction });
+      return this.decideAndAppend(streamId, head, commands, { metadata: () => metadata, ...write });
     });
   }
 
@@ -172,7 +176,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
     streamId: string,
     from: StreamState<State>,
     commands: Commands<Command>,
-    options: { metadata: () => EventMetadata; inTransaction?: InTransaction },
+    options: { metadata: () => EventMetadata; inTransaction?: InTransaction; inOneStatement?: OneStatementAppend },
   ): Promise<CommandResult<State, Event>> {
     const decided = this.decideInOrder(from.state, commands);
     if (decided.length === 0) return { events: [], version: from.version, state: from.state, previous: from.state };
@@ -182,7 +186,7 @@ export class CommandHandler<State, Command, Event extends DomainEvent> {
       this.options.streamType,
       from.version,
       decided.map((event) => ({ type: event.type, data: { ...event.data }, metadata })),
-      { inTransaction: options.inTransaction, stateBefore: from.state },
+      { inTransaction: options.inTransaction, inOneStatement: options.inOneStatement, stateBefore: from.state },
     );
     const events = appended.events.map(toDomainEvent<Event>);
     return { events, version: appended.nextVersion, state: this.evolveAll(from.state, events), previous: from.state };

@@ -100,3 +100,54 @@ export function outboxParkingMigration(schema: string, timestamp: number): Event
   Object.defineProperty(migration, 'name', { value: migrationName });
   return migration;
 }
+
+/**
+ * `<schema>.append_events(stream_id, stream_type, expected_version, events jsonb)`: the append's claim and insert
+ * as a function, for a schema whose appends run as one statement (`AppendOptions.inOneStatement`): a function of
+ * the service calls it and writes its read model in the same statement. The claim is the conditional write on
+ * `streams` `claimAndInsert` makes; no row back means another writer got there first. `events`: an array of
+ * `{stream_version, event_id, type, schema_version, data, metadata}`. Listed after the schema's `eventStoreMigration`.
+ */
+export function appendFunctionMigration(schema: string, timestamp: number): EventStoreMigrationClass {
+  if (!/^\d{13}$/.test(String(timestamp))) throw new Error(`migration timestamp must have 13 digits, got ${timestamp}`);
+  const t = eventStoreTables(schema);
+  const migrationName = `AppendFunction${timestamp}`;
+
+  const migration = class implements MigrationInterface {
+    name = migrationName;
+
+    async up(runner: QueryRunner): Promise<void> {
+      await runner.query(`
+        CREATE FUNCTION ${t.schema}.append_events(p_stream_id text, p_stream_type text, p_expected integer, p_events jsonb)
+        RETURNS TABLE (global_position text, transaction_id text, stream_version integer, created_at timestamptz)
+        LANGUAGE plpgsql AS $$
+        #variable_conflict use_column
+        DECLARE
+          next_version integer := p_expected + jsonb_array_length(p_events);
+        BEGIN
+          IF p_expected = 0 THEN
+            INSERT INTO ${t.streams} (stream_id, stream_type, version) VALUES (p_stream_id, p_stream_type, next_version)
+              ON CONFLICT (stream_id) DO NOTHING;
+          ELSE
+            UPDATE ${t.streams} SET version = next_version WHERE stream_id = p_stream_id AND version = p_expected;
+          END IF;
+          IF NOT FOUND THEN
+            RETURN;
+          END IF;
+          RETURN QUERY
+            INSERT INTO ${t.events} (stream_id, stream_version, event_id, type, schema_version, data, metadata)
+            SELECT p_stream_id, (e->>'stream_version')::integer, (e->>'event_id')::uuid, e->>'type',
+                   (e->>'schema_version')::integer, e->'data', e->'metadata'
+              FROM jsonb_array_elements(p_events) AS e
+            RETURNING global_position::text, transaction_id::text, stream_version, created_at;
+        END
+        $$`);
+    }
+
+    async down(runner: QueryRunner): Promise<void> {
+      await runner.query(`DROP FUNCTION ${t.schema}.append_events(text, text, integer, jsonb)`);
+    }
+  };
+  Object.defineProperty(migration, 'name', { value: migrationName });
+  return migration;
+}

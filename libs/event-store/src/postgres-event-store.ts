@@ -1,3 +1,4 @@
+// Longer than 300 lines on purpose: every way an append is written (a transaction, the caller's one statement, a replay) in the one class that owns the tables.
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isUniqueViolation, pgErrorFields } from '@interns/database';
@@ -40,7 +41,24 @@ export interface AppendOptions {
   inTransaction?: (manager: EntityManager, stored: StoredEvent[]) => Promise<void>;
   /** The stream's state at `expectedVersion` as the appending decider folded it; handed to the inline projections. */
   stateBefore?: unknown;
+  /**
+   * The whole append as one statement, one round trip and no BEGIN/COMMIT of its own (see OneStatementAppend).
+   * Not with `inTransaction`, nor with caller-chosen event ids (their replay check reads first).
+   */
+  inOneStatement?: OneStatementAppend;
 }
+
+/** An event about to be appended, as it will be stored (data cut to size, parsed back); positions come with the insert. */
+export type PendingEvent = Omit<StoredEvent, 'globalPosition' | 'transactionId' | 'createdAt'>;
+
+/**
+ * A statement that is the whole append: it calls `<schema>.append_events($1, $2, $3, $4)` (appendFunctionMigration:
+ * stream id, stream type, expected version, the events as jsonb) and does in the same statement what the inline
+ * projections would (they are not run for it), returning `append_events`' rows; its own parameters are `$5` on.
+ * No row back is a concurrency conflict; an error it raises rolls the whole append back. `stateBefore` is
+ * AppendOptions.stateBefore; null: append the ordinary way (e.g. the state needed is not at hand).
+ */
+export type OneStatementAppend = (pending: PendingEvent[], stateBefore: unknown) => { sql: string; params: unknown[] } | null;
 
 export interface AppendResult {
   /** The stream's version after this append (the version of its last event). */
@@ -65,7 +83,8 @@ interface PreparedEvent {
 
 /**
  * Streams with optimistic concurrency on PostgreSQL. Every append is one `dataSource.transaction`:
- * claim the next version (conditional write on `streams`), insert the events, run inline projections.
+ * claim the next version (conditional write on `streams`), insert the events, run inline projections; or, when
+ * the caller gives it as one statement (`AppendOptions.inOneStatement`), that statement alone, autocommitted.
  */
 export class PostgresEventStore {
   private readonly tables: EventStoreTables;
@@ -117,6 +136,12 @@ export class PostgresEventStore {
     // Only a caller-chosen id can already exist; fresh UUIDs never do.
     const replayKey = events[0].eventId !== undefined ? prepared[0].eventId : null;
     const nextVersion = expectedVersion + events.length;
+    if (replayKey === null && options.inOneStatement !== undefined) {
+      if (options.inTransaction !== undefined) throw new Error('an append in one statement takes no inTransaction');
+      const pending = prepared.map((event) => ({ ...parsedBack(event), streamId, streamType }));
+      const statement = options.inOneStatement(pending, options.stateBefore);
+      if (statement !== null) return this.appendInOneStatement(expectedVersion, prepared, pending, statement);
+    }
 
     try {
       return await this.dataSource.transaction(async (manager) => {
@@ -144,6 +169,27 @@ export class PostgresEventStore {
       }
       throw error;
     }
+  }
+
+  /** The append as the caller's one statement (OneStatementAppend): autocommitted, so it commits or fails whole. */
+  private async appendInOneStatement(
+    expectedVersion: number,
+    prepared: PreparedEvent[],
+    pending: PendingEvent[],
+    statement: { sql: string; params: unknown[] },
+  ): Promise<AppendResult> {
+    const { streamId, streamType } = pending[0];
+    // The events' JSON is spliced in as it was made, not parsed and stringified again.
+    const eventsJson = `[${prepared
+      .map(
+        (event) =>
+          `{"stream_version":${event.streamVersion},"event_id":"${event.eventId}","type":${JSON.stringify(event.type)},` +
+          `"schema_version":${event.schemaVersion},"data":${event.dataJson},"metadata":${event.metadataJson}}`,
+      )
+      .join(',')}]`;
+    const rows: AppendedRow[] = await this.dataSource.query(statement.sql, [streamId, streamType, expectedVersion, eventsJson, ...statement.params]);
+    if (rows.length === 0) throw new ConcurrencyError(streamId, expectedVersion, await this.currentVersion(this.dataSource.manager, streamId));
+    return { nextVersion: expectedVersion + prepared.length, events: storedFrom(pending, rows) };
   }
 
   private async currentVersion(manager: EntityManager, streamId: string): Promise<number> {
@@ -182,37 +228,21 @@ export class PostgresEventStore {
       const n = params.length;
       return `($${n - 5}::int, $${n - 4}::uuid, $${n - 3}::text, $${n - 2}::int, $${n - 1}::jsonb, $${n}::jsonb)`;
     });
-    const rows: { global_position: string; transaction_id: string; stream_version: number; created_at: Date }[] =
-      await manager.query(
-        `WITH claim AS (${claim})
+    const rows: AppendedRow[] = await manager.query(
+      `WITH claim AS (${claim})
          INSERT INTO ${this.tables.events}
            (stream_id, stream_version, event_id, type, schema_version, data, metadata)
          SELECT $1::text, v.stream_version, v.event_id, v.type, v.schema_version, v.data, v.metadata
            FROM claim, (VALUES ${values.join(', ')}) AS v (stream_version, event_id, type, schema_version, data, metadata)
          RETURNING global_position::text AS global_position, transaction_id::text AS transaction_id,
                    stream_version, created_at`,
-        params,
-      );
+      params,
+    );
     if (rows.length === 0) return null;
-    const byVersion = new Map(rows.map((row) => [row.stream_version, row]));
-    return prepared.map((event) => {
-      const row = byVersion.get(event.streamVersion);
-      if (!row) throw new Error(`insert returned no row for ${streamId}@${event.streamVersion}`);
-      return {
-        globalPosition: row.global_position,
-        transactionId: row.transaction_id,
-        streamId,
-        streamType,
-        streamVersion: event.streamVersion,
-        eventId: event.eventId,
-        type: event.type,
-        schemaVersion: event.schemaVersion,
-        // Parsed back from the stored JSON so callers see exactly what readers will see.
-        data: JSON.parse(event.dataJson),
-        metadata: JSON.parse(event.metadataJson),
-        createdAt: row.created_at,
-      };
-    });
+    return storedFrom(
+      prepared.map((event) => ({ ...parsedBack(event), streamId, streamType })),
+      rows,
+    );
   }
 
   /** The already committed events of this batch when its first event id is stored, else null. */
@@ -241,6 +271,35 @@ export class PostgresEventStore {
   private isEventIdConflict(error: unknown): boolean {
     return isUniqueViolation(error, EVENT_ID_CONSTRAINT) && `"${pgErrorFields(error).schema}"` === this.tables.schema;
   }
+}
+
+/** What an insert of events returns per event (the claim-and-insert statement, `append_events`). */
+interface AppendedRow {
+  global_position: string;
+  transaction_id: string;
+  stream_version: number;
+  created_at: Date;
+}
+
+function storedFrom(pending: PendingEvent[], rows: AppendedRow[]): StoredEvent[] {
+  const byVersion = new Map(rows.map((row) => [row.stream_version, row]));
+  return pending.map((event) => {
+    const row = byVersion.get(event.streamVersion);
+    if (!row) throw new Error(`insert returned no row for ${event.streamId}@${event.streamVersion}`);
+    return { ...event, globalPosition: row.global_position, transactionId: row.transaction_id, createdAt: row.created_at };
+  });
+}
+
+/** The event as readers will see it: parsed back from the stored JSON. */
+function parsedBack(event: PreparedEvent): Omit<PendingEvent, 'streamId' | 'streamType'> {
+  return {
+    streamVersion: event.streamVersion,
+    eventId: event.eventId,
+    type: event.type,
+    schemaVersion: event.schemaVersion,
+    data: JSON.parse(event.dataJson),
+    metadata: JSON.parse(event.metadataJson),
+  };
 }
 
 function prepare(event: NewEvent, streamVersion: number, maxEventBytes: number): PreparedEvent {

@@ -26,13 +26,18 @@ export interface ExecuteOptions {
 
 /**
  * Intern commands, by intern id, through the command handler. `onAppended` hears of every commit (it wakes
- * the process manager of this replica). Every intern write goes through here, so each committed status change is
- * logged here, once.
+ * the process manager of this replica); `onChanged` of every intern a commit changed, before the command answers
+ * (lifecycle publishes `internChanged` with it). Every intern write goes through here, so each committed status
+ * change is logged here, once.
  */
 export class InternStreams {
   private readonly handler: CommandHandler<InternState, InternCommand, InternEvent>;
 
-  constructor(store: PostgresEventStore, onAppended: () => void = () => undefined) {
+  constructor(
+    store: PostgresEventStore,
+    onAppended: () => void = () => undefined,
+    private readonly onChanged: (internId: string) => void = () => undefined,
+  ) {
     this.handler = new CommandHandler(store, { decider: internDecider, streamType: INTERN_STREAM_TYPE, onAppended });
   }
 
@@ -55,6 +60,7 @@ export class InternStreams {
     const metadataOf = (loaded: LoadedIntern): EventMetadata => (written = typeof metadata === 'function' ? metadata(loaded) : metadata);
     const { events, previous, state } = await this.handler.handle(internStreamId(internId), command, { metadata: metadataOf, ...options });
     logInternTransition(internId, previous, state, written?.correlation_id);
+    if (events.length > 0) this.onChanged(internId);
     return events;
   }
 
@@ -68,6 +74,7 @@ export class InternStreams {
     const empty = { version: 0, state: internDecider.initialState() };
     const { events, previous, state } = await this.handler.handleAt(internStreamId(internId), empty, command, { metadata, ...options });
     logInternTransition(internId, previous, state, metadata.correlation_id);
+    if (events.length > 0) this.onChanged(internId);
     return events;
   }
 }

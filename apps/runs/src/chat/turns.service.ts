@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, DomainError, parseAnswer } from '@interns/contracts';
-import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, InternView, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
+import type { ApprovalMode, ChatReply, ChatRequest, ChatTurn, InvokeReply, InvokeRequest, RequestContext } from '@interns/contracts';
 import { NO_OWNER } from '@interns/messaging';
 import type { ActiveRun, SessionOpenState } from '@interns/runs-domain';
 import type { ModelProviders } from '../agent/model-providers';
 import type { LiveStream } from '../runs/run-spec';
 import type { RunHost, RunStart } from '../runs/run-host';
+import { InternHaltedError } from '../runs/run-starter';
 import type { SessionStreams } from '../sessions/session-streams';
-import type { InternLookup } from './intern-lookup';
+import type { InternLookup, RunnableIntern } from './intern-lookup';
 
 type Prompt = Extract<ChatTurn, { kind: 'prompt' }>;
 type Answer = Extract<ChatTurn, { kind: 'answer' }>;
@@ -68,7 +69,7 @@ export class TurnsService {
    * otherwise starts a run, in that session or the new one, with the intern's model and instructions.
    */
   private async steerOrStart(
-    to: { context: RequestContext; intern: InternView; caller: string; session: SessionOpenState | null; newSessionId: string },
+    to: { context: RequestContext; intern: RunnableIntern; caller: string; session: SessionOpenState | null; newSessionId: string },
     prompt: Pick<RunStart, 'origin' | 'approvalMode' | 'stream'> & { text: string },
   ): Promise<PromptOutcome> {
     const { context, intern, caller, session } = to;
@@ -76,23 +77,35 @@ export class TurnsService {
       const steered = await this.steer(session, prompt.text, context);
       if (steered !== null) return { steered: true, sessionId: session.sessionId, runId: steered };
     }
-    const { model, provider } = this.models.resolve(intern.model);
     const sessionId = session?.sessionId ?? to.newSessionId;
-    const run = await this.host.start({
-      sessionId,
-      openSession: session === null,
-      internId: intern.id,
-      callerId: caller,
-      origin: prompt.origin,
-      model,
-      provider,
-      approvalMode: prompt.approvalMode,
-      instructions: intern.instructions,
-      prompt: prompt.text,
-      stream: prompt.stream,
-      correlationId: context.correlationId,
-    });
-    return { steered: false, sessionId, runId: run.runId, model };
+    const start = async (running: RunnableIntern) => {
+      const { model, provider } = this.models.resolve(running.model);
+      const run = await this.host.start({
+        sessionId,
+        openSession: session === null,
+        internId: running.id,
+        haltSeq: running.haltSeq,
+        callerId: caller,
+        origin: prompt.origin,
+        model,
+        provider,
+        approvalMode: prompt.approvalMode,
+        instructions: running.instructions,
+        prompt: prompt.text,
+        stream: prompt.stream,
+        correlationId: context.correlationId,
+      });
+      return { steered: false as const, sessionId, runId: run.runId, model };
+    };
+    try {
+      return await start(intern);
+    } catch (error) {
+      if (!(error instanceof InternHaltedError)) throw error;
+      // The cached lookup was older than the intern's runs being ended: lifecycle's answer now decides (a 409 when
+      // it was suspended or deleted; when it runs again, the start is tried once more).
+      this.interns.evict(intern.id);
+      return start(await this.interns.running(context, intern.id));
+    }
   }
 
   private async chatAnswer(request: ChatRequest, turn: Answer): Promise<ChatReply> {

@@ -10,6 +10,7 @@ import { Platform, SseResponse } from '@interns/testing';
 import { runTranscripts } from '@interns/runs-domain';
 import type { SessionEvent } from '@interns/runs-domain';
 import {
+  API,
   answer,
   answerBody,
   asJson,
@@ -53,6 +54,7 @@ const interns = {
   disconnect: '',
   steering: '',
   transcript: '',
+  suspended: '',
 };
 
 beforeAll(async () => {
@@ -65,7 +67,7 @@ beforeAll(async () => {
     },
   });
   await platform.applyIdentities(IDENTITIES);
-  const running = ['rules', 'streams', 'approval', 'elicitation', 'deadline', 'keepalive', 'disconnect', 'steering', 'transcript'] as const;
+  const running = ['rules', 'streams', 'approval', 'elicitation', 'deadline', 'keepalive', 'disconnect', 'steering', 'transcript', 'suspended'] as const;
   await Promise.all([
     ...running.map(async (name) => (interns[name] = await createRunningIntern(platform))),
     createIntern(platform).then((id) => (interns.stopped = id)),
@@ -212,6 +214,20 @@ describe('request rules', () => {
     // The same intern is there for its own workspace: the 404 is about visibility only.
     const own = await readStream(await prompt(platform, interns.otherWorkspace, 'mine', { token: KEYS.aliceOther }));
     expect(own.content).toBe('mine');
+
+    // Runs now holds the intern's lookup: the caller of another workspace still gets lifecycle's 404.
+    const foreignAgain = await refused(interns.otherWorkspace, promptBody('hi'));
+    expect({ status: foreignAgain.status, body: foreignAgain.body }).toEqual({ status: 404, body: refusal(404, 'not_found') });
+  });
+
+  it('answers 409 intern_not_running to the first prompt after a suspend, though runs held the intern as running', async () => {
+    const before = await readStream(await prompt(platform, interns.suspended, '/say hi'));
+    expect(before.content).toBe('hi');
+    const suspended = await platform.api(`${API}/interns/${interns.suspended}/suspend`, { token: KEYS.alice, method: 'POST' });
+    expect(suspended.status).toBe(200);
+    // At once: lifecycle tells runs of the change before it answers the suspend.
+    const response = await refused(interns.suspended, promptBody('hi'));
+    expect({ status: response.status, body: response.body }).toEqual({ status: 409, body: refusal(409, 'intern_not_running') });
   });
 });
 

@@ -1,4 +1,4 @@
-import { eventStoreMigration, outboxParkingMigration } from '@interns/event-store';
+import { appendFunctionMigration, eventStoreMigration, outboxParkingMigration } from '@interns/event-store';
 import { CreateSessions1763683200000 } from './1763683200000-create-sessions.migration';
 import { SessionsAndRuns1763683300000 } from './1763683300000-sessions-and-runs.migration';
 import { SandboxUsers1763700000000 } from './1763700000000-sandbox-users.migration';
@@ -7,6 +7,7 @@ import { TranscriptRetention1766000000000 } from './1766000000000-transcript-ret
 import { WorkspaceDiskLeases1766100000000 } from './1766100000000-workspace-disk-leases.migration';
 import { TerminalSessions1766200000000 } from './1766200000000-terminal-sessions.migration';
 import { OneRunStatus1766300000000 } from './1766300000000-one-run-status.migration';
+import { SessionAppends1766400000000 } from './1766400000000-session-appends.migration';
 
 /** Where the runs service keeps its tables and its event store. */
 export const RUNS_SCHEMA = 'runs';
@@ -23,4 +24,6 @@ export const RUNS_MIGRATIONS = [
   WorkspaceDiskLeases1766100000000,
   TerminalSessions1766200000000,
   OneRunStatus1766300000000,
+  appendFunctionMigration('runs', 1766350000000),
+  SessionAppends1766400000000,
 ];

@@ -7,9 +7,11 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { openDatabase } from '@interns/database';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
+import { OneRunStatus1766300000000 } from './1766300000000-one-run-status.migration';
 import { RUNS_MIGRATIONS, RUNS_SCHEMA } from './index';
 
-const BEFORE_ONE_STATUS = RUNS_MIGRATIONS.slice(0, -1);
+/** Every migration before this one (later ones follow it in RUNS_MIGRATIONS). */
+const BEFORE_ONE_STATUS = RUNS_MIGRATIONS.slice(0, RUNS_MIGRATIONS.indexOf(OneRunStatus1766300000000));
 
 /** Runs as the two-column record kept them: internal status and finish, then the Run's status and finish. */
 const RECORDED: [string, string | null, string, string | null][] = [

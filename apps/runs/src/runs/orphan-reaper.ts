@@ -71,8 +71,13 @@ export class OrphanReaper {
     await this.worker.stop();
   }
 
-  /** Ends every going run of the intern (suspend, delete), confirmed by each run's owner. */
+  /**
+   * Ends every going run of the intern (suspend, delete), confirmed by each run's owner. The halt is recorded first,
+   * under the intern's lock (`runs.halt_intern`): a start that committed before it is among the runs read next, and
+   * a start after it, from a lookup older than it, is refused (RunStartCheck) and asks lifecycle again.
+   */
   async endRunsOf(internId: string, reason: InternEndsRunsReason, correlationId: string): Promise<void> {
+    await this.dataSource.query('SELECT runs.halt_intern($1)', [internId]);
     const rows = await this.goingRunsOf(internId);
     await Promise.all(
       rows.map(async (row) => {

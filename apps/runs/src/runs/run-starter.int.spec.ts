@@ -1,7 +1,8 @@
 /**
  * RunStarter on the real store and NATS with the scripted model: a start is recorded as going with this replica
  * as owner and held by the registry; MAX_RUNS_PER_INTERN refuses a start past it (the refused start leaves no
- * trace); runs left behind by a replica that died are reaped once, and the start goes through.
+ * trace), also when the starts come at once; a start from a lookup older than the intern's runs being ended is
+ * refused; runs left behind by a replica that died are reaped once, and the start goes through.
  */
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -21,7 +22,7 @@ import { OrphanReaper } from './orphan-reaper';
 import { ensureRunChunkStream } from './run-chunk-log';
 import { RunRegistry } from './run-registry';
 import type { RunEnvironment } from './run-spec';
-import { type RunStart, RunStarter } from './run-starter';
+import { InternHaltedError, type RunStart, RunStarter } from './run-starter';
 
 const METADATA: EventMetadata = { correlation_id: 'c-starter', causation_id: null, actor: 'member:alice' };
 
@@ -71,6 +72,7 @@ describe('RunStarter', () => {
     stream: null,
     correlationId: 'c-starter',
     openSession: true,
+    haltSeq: 0,
   });
 
   const goingRunsOf = async (internId: string) =>
@@ -92,6 +94,30 @@ describe('RunStarter', () => {
     await expect(refused).rejects.toBeInstanceOf(DomainError);
     await expect(refused).rejects.toMatchObject({ reason: 'busy' });
     expect(await goingRunsOf(internId)).toEqual([{ session_id: first.sessionId, owner_id: registry.ownerId }]);
+  });
+
+  it('lets exactly MAX_RUNS_PER_INTERN of concurrent starts of one intern through, the others busy', async () => {
+    const internId = randomUUID();
+    // Runs that sleep long stay going whatever else the spec does meanwhile.
+    const sleeping = () => ({ ...waitingStart(internId), prompt: '/sleep 60000' });
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => starter.start(sleeping())));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refusals = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(refusals).toHaveLength(5);
+    for (const refusal of refusals) expect(refusal).toMatchObject({ reason: 'busy' });
+    expect(await goingRunsOf(internId)).toHaveLength(1);
+  });
+
+  it('refuses a start looked up before the intern\'s runs were ended, recording nothing, and takes one looked up after', async () => {
+    const internId = randomUUID();
+    await dataSource.query('SELECT runs.halt_intern($1)', [internId]);
+    const stale = waitingStart(internId);
+    await expect(starter.start(stale)).rejects.toBeInstanceOf(InternHaltedError);
+    expect(await dataSource.query('SELECT 1 FROM runs.sessions WHERE id = $1', [stale.sessionId])).toEqual([]);
+    expect(registry.holds(stale.sessionId)).toBe(false);
+    const fresh = { ...waitingStart(internId), haltSeq: 1 };
+    await starter.start(fresh);
+    expect(await goingRunsOf(internId)).toEqual([{ session_id: fresh.sessionId, owner_id: registry.ownerId }]);
   });
 
   it('reaps the runs a dead replica left behind once the intern is full, then starts', async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import { DomainError } from '@interns/contracts';
+import { pgErrorFields } from '@interns/database';
 import { eventMetadata } from '@interns/event-store';
 import { GOING_RUN_STATUSES } from '@interns/runs-domain';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
@@ -13,11 +13,29 @@ import type { RunEnvironment, RunSpec } from './run-spec';
 export type RunStart = Omit<RunSpec, 'runId'> & {
   /** Open the session in the same append (a new session). */
   openSession: boolean;
+  /** The intern's `runs.intern_halts` count when it was looked up `running` (InternLookup): the start re-checks it. */
+  haltSeq: number;
 };
 
+/** SQLSTATEs `runs.append_session` refuses a start with (migration SessionAppends). */
+const INTERN_HALTED = 'R0001';
+const RUNS_ALL_TAKEN = 'R0002';
+
 /**
- * Starts runs on this replica: records the start (MAX_RUNS_PER_INTERN is checked in the same transaction), then
- * lets the run go, held by the registry. An intern whose runs are all taken may have some left behind by a
+ * The intern's runs were ended (suspend, delete) since it was looked up: the lookup is stale, the start was not
+ * recorded. The caller looks the intern up afresh and tries again (TurnsService).
+ */
+export class InternHaltedError extends Error {
+  override readonly name = 'InternHaltedError';
+
+  constructor(readonly internId: string) {
+    super(`the runs of intern ${internId} were ended since it was looked up`);
+  }
+}
+
+/**
+ * Starts runs on this replica: records the start (MAX_RUNS_PER_INTERN and the intern's halts are checked in the
+ * same statement, `runs.append_session`), then lets the run go, held by the registry. An intern whose runs are all taken may have some left behind by a
  * replica that died: those are reaped once and the start is tried again.
  */
 export class RunStarter {
@@ -63,13 +81,20 @@ export class RunStarter {
       at,
     });
     const metadata = eventMetadata({ correlationId: start.correlationId, actor: start.callerId });
-    const options = { inTransaction: (manager: EntityManager) => this.checkRunLimit(manager, start.internId) };
-    // A new session has nothing to read: one round trip less before the client's first byte.
-    const started = start.openSession
-      ? await this.env.streams.executeNew(start.sessionId, commands, metadata, options)
-      : await this.env.streams.execute(start.sessionId, commands, metadata, options);
+    const options = {
+      runStart: { internId: start.internId, haltSeq: start.haltSeq, maxRuns: this.maxRunsPerIntern, goingStatuses: GOING_RUN_STATUSES },
+    };
+    let started;
+    try {
+      // A new session has nothing to read: one round trip less before the client's first byte.
+      started = start.openSession
+        ? await this.env.streams.executeNew(start.sessionId, commands, metadata, options)
+        : await this.env.streams.execute(start.sessionId, commands, metadata, options);
+    } catch (error) {
+      throw this.refusal(error, start.internId);
+    }
 
-    const { openSession: _opened, ...spec } = start;
+    const { openSession: _opened, haltSeq: _halts, ...spec } = start;
     // The run keeps the session as it left it here, and records on from there without reading it again.
     const run = new LiveRun({ ...spec, runId }, this.env, { version: started.version, state: started.state });
     this.registry.add(start.sessionId, run);
@@ -77,17 +102,13 @@ export class RunStarter {
   }
 
   /**
-   * MAX_RUNS_PER_INTERN across every replica: the new run's row is already projected; an advisory lock per intern
-   * orders concurrent starts, so the last to take it sees every earlier committed start.
+   * MAX_RUNS_PER_INTERN across every replica: the start statement takes an advisory lock per intern, so the last
+   * start to take it counts every earlier committed one (and its own run) as going.
    */
-  private async checkRunLimit(manager: EntityManager, internId: string): Promise<void> {
-    await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`runs:intern:${internId}`]);
-    const [{ count }]: { count: number }[] = await manager.query(
-      `SELECT count(*)::int AS count FROM runs.runs WHERE intern_id = $1 AND status = ANY($2)`,
-      [internId, GOING_RUN_STATUSES],
-    );
-    if (count > this.maxRunsPerIntern) {
-      throw new DomainError('busy', `the intern already has ${this.maxRunsPerIntern} runs going; try again shortly`);
-    }
+  private refusal(error: unknown, internId: string): unknown {
+    const { code } = pgErrorFields(error);
+    if (code === RUNS_ALL_TAKEN) return new DomainError('busy', `the intern already has ${this.maxRunsPerIntern} runs going; try again shortly`);
+    if (code === INTERN_HALTED) return new InternHaltedError(internId);
+    return error;
   }
 }

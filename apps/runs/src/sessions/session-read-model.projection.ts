@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { assignments } from '@interns/database';
-import { EventTail, type InlineProjection, type StoredEvent, StreamStates } from '@interns/event-store';
+import { EventTail, type InlineProjection, type PendingEvent, type StoredEvent, StreamStates } from '@interns/event-store';
 import { GOING_RUNS, SESSION_FOLD, SESSION_STREAM_TYPE, sessionIdOfStream } from '@interns/runs-domain';
 import type { SessionEvent, SessionOpenState, SessionState } from '@interns/runs-domain';
 import { RUNS_SCHEMA } from '../migrations';
@@ -11,6 +10,31 @@ const REBUILD_BATCH = 500;
 const states = new StreamStates<SessionState>(RUNS_SCHEMA, SESSION_FOLD);
 
 /**
+ * One write of the read model, as data: `runs.apply_session_rows` (migration SessionAppends) applies a list of them,
+ * after an append (this projection) or inside the append's own statement (`runs.append_session`, SessionStreams).
+ * The rules of what to write stay here; the SQL only writes.
+ */
+export type SessionRowWrite =
+  | { op: 'session'; id: string; intern_id: string; caller_id: string; origin: string; created_at: string }
+  | {
+      op: 'run';
+      id: string;
+      session_id: string;
+      intern_id: string;
+      owner_id: string;
+      approval_mode: string;
+      model: string;
+      status: string;
+      finish_reason: string | null;
+      started_at: string;
+      origin: string;
+      caller_id: string;
+      revision: number;
+    }
+  /** The columns `set` names, on the run, when its `revision` is older than this one. */
+  | { op: 'update'; id: string; revision: number; set: RowChanges };
+
+/**
  * `runs.sessions` and `runs.runs`, projected in the append's transaction: who owns a session, and every run as
  * its resource shows it (CONTRACT section 12: status, finish, open question, usage), which the run routes, the
  * concurrent-run limit and ending an intern's runs read. A run's row is the session decider's state after each
@@ -19,6 +43,7 @@ const states = new StreamStates<SessionState>(RUNS_SCHEMA, SESSION_FOLD);
  * so replaying events (a rebuild, a repeated batch) leaves it as it is.
  */
 export const sessionReadModelProjection: InlineProjection = async (manager: EntityManager, stored: StoredEvent[], context = {}) => {
+  const writes: SessionRowWrite[] = [];
   let streamId: string | null = null;
   let state: SessionState = SESSION_FOLD.initialState();
   for (const row of stored) {
@@ -29,42 +54,55 @@ export const sessionReadModelProjection: InlineProjection = async (manager: Enti
       state = row === stored[0] && context.stateBefore !== undefined ? (context.stateBefore as SessionState) : await states.before(manager, row.streamId, row.streamVersion);
     }
     streamId = row.streamId;
-    state = await projectEvent(manager, row, state);
+    state = projectEvent(row, state, writes);
   }
+  await applySessionRows(manager, writes);
 };
 
-/** Projects `row` onto the session's state just before it; returns the state after it. */
-async function projectEvent(manager: EntityManager, row: StoredEvent, before: SessionState): Promise<SessionState> {
-  const { event: upcast, after } = states.apply(row, before);
+/** The writes one append's events (of one session, which was `before` just before them) make to the read model. */
+export function sessionRowWrites(events: PendingEvent[], before: SessionState): SessionRowWrite[] {
+  const writes: SessionRowWrite[] = [];
+  events.reduce((state, event) => projectEvent(event, state, writes), before);
+  return writes;
+}
+
+export async function applySessionRows(manager: EntityManager, writes: SessionRowWrite[]): Promise<void> {
+  if (writes.length > 0) await manager.query('SELECT runs.apply_session_rows($1::jsonb)', [JSON.stringify(writes)]);
+}
+
+/** Adds the writes `row` makes, on the session's state just before it, to `writes`; returns the state after it. */
+function projectEvent(row: PendingEvent, before: SessionState, writes: SessionRowWrite[]): SessionState {
+  // Upcasting reads the type, schema version and data only: an event not stored yet has no position to give.
+  const { event: upcast, after } = states.apply(row as StoredEvent, before);
   if (after.kind !== 'open') return after;
   const event = { type: upcast.type, data: upcast.data } as SessionEvent;
   const version = row.streamVersion;
+  const update = (runId: string, set: RowChanges) => writes.push({ op: 'update', id: runId, revision: version, set: definedOrNull(set) });
   switch (event.type) {
     case 'SessionOpened':
-      await manager.query(
-        `INSERT INTO runs.sessions (id, intern_id, caller_id, origin, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-        [after.sessionId, after.internId, after.callerId, after.origin, event.data.at],
-      );
+      writes.push({ op: 'session', id: after.sessionId, intern_id: after.internId, caller_id: after.callerId, origin: after.origin, created_at: event.data.at });
       break;
-    case 'RunStarted':
-      await insertRun(manager, sessionIdOfStream(row.streamId), after, version);
+    case 'RunStarted': {
+      const run = insertedRun(sessionIdOfStream(row.streamId), after, version);
+      if (run !== null) writes.push(run);
       break;
+    }
     case 'QuestionAsked': {
       const { toolCallId, question, expiresAt } = event.data;
       const openQuestion = { tool_call_id: toolCallId, arguments: question, expires_at: expiresAt };
-      await updateRun(manager, event.data.runId, version, { ...goingColumns(after, event.data.runId), open_question: openQuestion });
+      update(event.data.runId, { ...goingColumns(after, event.data.runId), open_question: openQuestion });
       break;
     }
     case 'QuestionAnswered':
     case 'QuestionExpired':
-      await updateRun(manager, event.data.runId, version, { ...goingColumns(after, event.data.runId), open_question: null });
+      update(event.data.runId, { ...goingColumns(after, event.data.runId), open_question: null });
       break;
     case 'UsageRecorded':
-      await updateRun(manager, event.data.runId, version, usageColumns(after, event.data.runId));
+      update(event.data.runId, usageColumns(after, event.data.runId));
       break;
     case 'RunFinished':
     case 'RunCancelled':
-      await updateRun(manager, event.data.runId, version, endedColumns(after, event.data.runId));
+      update(event.data.runId, endedColumns(after, event.data.runId));
       break;
     default:
       break;
@@ -73,17 +111,25 @@ async function projectEvent(manager: EntityManager, row: StoredEvent, before: Se
 }
 
 /** The run the session just started, as a new row. */
-async function insertRun(manager: EntityManager, sessionId: string, session: SessionOpenState, version: number): Promise<void> {
+function insertedRun(sessionId: string, session: SessionOpenState, version: number): SessionRowWrite | null {
   const run = session.activeRun;
-  if (run === null) return;
+  if (run === null) return null;
   const { status, finishReason } = GOING_RUNS[run.status];
-  await manager.query(
-    `INSERT INTO runs.runs (id, session_id, intern_id, owner_id, approval_mode, model, status, finish_reason, started_at,
-       origin, caller_id, revision)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-     ON CONFLICT (id) DO NOTHING`,
-    [run.runId, sessionId, session.internId, run.ownerId, run.approvalMode, run.model, status, finishReason, run.startedAt, run.origin, session.callerId, version],
-  );
+  return {
+    op: 'run',
+    id: run.runId,
+    session_id: sessionId,
+    intern_id: session.internId,
+    owner_id: run.ownerId,
+    approval_mode: run.approvalMode,
+    model: run.model,
+    status,
+    finish_reason: finishReason,
+    started_at: run.startedAt,
+    origin: run.origin,
+    caller_id: session.callerId,
+    revision: version,
+  };
 }
 
 /** The going run's status and finish (`awaiting_input` and `tool_calls` while it waits on a question). */
@@ -109,12 +155,9 @@ function endedColumns(session: SessionOpenState, runId: string): RowChanges {
 
 type RowChanges = Record<string, unknown>;
 
-/** Column values bound as parameters (`open_question` as jsonb); column names come from this file only. */
-async function updateRun(manager: EntityManager, runId: string, version: number, changes: RowChanges): Promise<void> {
-  const { sets, values } = assignments(changes, ['open_question']);
-  values.push(version, runId);
-  const n = values.length;
-  await manager.query(`UPDATE runs.runs SET ${[...sets, `revision = $${n - 1}`].join(', ')} WHERE id = $${n} AND revision < $${n - 1}`, values);
+/** A column set to undefined is set to null, as a bound parameter would be (JSON would drop the key). */
+function definedOrNull(changes: RowChanges): RowChanges {
+  return Object.fromEntries(Object.entries(changes).map(([column, value]) => [column, value ?? null]));
 }
 
 /**
@@ -137,10 +180,12 @@ export async function rebuildSessionReadModel(dataSource: DataSource): Promise<v
     const sessions = new Map<string, SessionState>();
     let batch = await tail.readSnapshotAfter(null, REBUILD_BATCH, manager);
     while (batch.length > 0) {
+      const writes: SessionRowWrite[] = [];
       for (const row of batch) {
         if (row.streamType !== SESSION_STREAM_TYPE) continue;
-        sessions.set(row.streamId, await projectEvent(manager, row, sessions.get(row.streamId) ?? SESSION_FOLD.initialState()));
+        sessions.set(row.streamId, projectEvent(row, sessions.get(row.streamId) ?? SESSION_FOLD.initialState(), writes));
       }
+      await applySessionRows(manager, writes);
       const last = batch[batch.length - 1];
       batch = await tail.readSnapshotAfter({ transactionId: last.transactionId, position: last.globalPosition }, REBUILD_BATCH, manager);
     }

@@ -6,6 +6,7 @@ import {
   type InTransaction,
   type LoadedStream,
   NO_STREAM,
+  type OneStatementAppend,
   PostgresEventStore,
   type StreamState,
 } from '@interns/event-store';
@@ -18,6 +19,7 @@ import {
   sessionStreamId,
 } from '@interns/runs-domain';
 import { logRunEnds } from './run-end.log';
+import { sessionRowWrites } from './session-read-model.projection';
 
 /** A session's state at one version of its stream. */
 export type SessionSnapshot = StreamState<SessionState>;
@@ -28,8 +30,22 @@ export type LoadedSession = LoadedStream<SessionState>;
 export type SessionWrite = CommandResult<SessionState, SessionEvent>;
 
 export interface SessionExecuteOptions {
-  /** Same transaction as the append (e.g. the concurrent-run limit); throwing rolls the append back. */
+  /** Same transaction as the append; throwing rolls the append back. The append is then not one statement. */
   inTransaction?: InTransaction;
+  /** The append starts a run: checked in its statement (see RunStartCheck). */
+  runStart?: RunStartCheck;
+}
+
+/**
+ * What `runs.append_session` checks when an append starts a run, under the intern's advisory lock: that no end of
+ * the intern's runs was recorded since it was looked up (`haltSeq`, runs.intern_halts), and MAX_RUNS_PER_INTERN
+ * counting the new run. Refused with SQLSTATE R0001 or R0002 (RunStarter maps them).
+ */
+export interface RunStartCheck {
+  internId: string;
+  haltSeq: number;
+  maxRuns: number;
+  goingStatuses: readonly string[];
 }
 
 export interface SessionExecuteFromOptions extends SessionExecuteOptions {
@@ -61,7 +77,7 @@ export class SessionStreams {
     metadata: EventMetadata,
     options: SessionExecuteOptions = {},
   ): Promise<SessionWrite> {
-    const write = await this.handler.handle(sessionStreamId(sessionId), commands, { metadata, inTransaction: options.inTransaction });
+    const write = await this.handler.handle(sessionStreamId(sessionId), commands, { metadata, ...appendOptions(options) });
     logRunEnds(write, metadata.correlation_id);
     return write;
   }
@@ -78,7 +94,8 @@ export class SessionStreams {
     metadata: EventMetadata,
     options: SessionExecuteFromOptions = {},
   ): Promise<SessionWrite> {
-    const write = await this.handler.handleFrom(sessionStreamId(sessionId), session, commands, { metadata, ...options });
+    const { onReloaded } = options;
+    const write = await this.handler.handleFrom(sessionStreamId(sessionId), session, commands, { metadata, onReloaded, ...appendOptions(options) });
     logRunEnds(write, metadata.correlation_id);
     return write;
   }
@@ -87,4 +104,24 @@ export class SessionStreams {
   executeNew(sessionId: string, commands: SessionCommand[], metadata: EventMetadata, options: SessionExecuteOptions = {}): Promise<SessionWrite> {
     return this.executeFrom(sessionId, NO_STREAM, commands, metadata, options);
   }
+}
+
+/**
+ * Every session append is one statement (`runs.append_session`): the events, the read model rows this process
+ * computed from them (sessionRowWrites, on the state the decider held) and a run start's checks, in one round trip
+ * and one commit. An `inTransaction` caller gets the ordinary transaction instead.
+ */
+function appendOptions(options: SessionExecuteOptions): { inTransaction?: InTransaction; inOneStatement?: OneStatementAppend } {
+  if (options.inTransaction !== undefined) return { inTransaction: options.inTransaction };
+  const start = options.runStart;
+  const check =
+    start === undefined
+      ? null
+      : JSON.stringify({ intern_id: start.internId, halt_seq: start.haltSeq, max_runs: start.maxRuns, going_statuses: start.goingStatuses });
+  return {
+    inOneStatement: (pending, stateBefore) => ({
+      sql: 'SELECT * FROM runs.append_session($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb)',
+      params: [JSON.stringify(sessionRowWrites(pending, stateBefore as SessionState)), check],
+    }),
+  };
 }
