@@ -12,6 +12,11 @@ export interface GatewayRequestState extends RequestContext {
   correlationId: string;
   /** `performance.now()` at arrival: route deadlines are measured from here. */
   arrivedAt: number;
+  /**
+   * The matched route's pattern (`/api/v1/interns/:intern_id`), undefined when no route matched. Read once:
+   * Fastify's `request.routeOptions` builds a new object on every read.
+   */
+  route: string | undefined;
   /** The deadline of the route the request is on (quoted by its 408). */
   routeDeadlineMs: number;
   /** Set once checks 1-5 of CONTRACT section 1 passed. */

@@ -1,10 +1,12 @@
+import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { JsonLogger } from './json-logger';
-import { redactUrlCredentials } from './log-redaction';
+import { LOG_REDACT_PATHS, REDACTED, redactUrlCredentials } from './log-redaction';
 import { runInRequestContext } from './request-context';
 
-/** A destination that keeps every written line, parsed. */
-function lineSink(): { stream: Writable; lines: () => Record<string, unknown>[] } {
+/** A destination that keeps every written line, parsed (and as written, in `text`). */
+function lineSink(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
   const chunks: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -18,7 +20,7 @@ function lineSink(): { stream: Writable; lines: () => Record<string, unknown>[] 
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { stream, lines };
+  return { stream, lines, text: () => chunks.join('') };
 }
 
 describe('JsonLogger', () => {
@@ -122,6 +124,38 @@ describe('JsonLogger redaction', () => {
       signing: { privateKey: '[Redacted]', 'x-intern-invoke-signature': '[Redacted]' },
       cookie: '[Redacted]',
     });
+  });
+
+  it('writes every line the same bytes as pino redacting all of them would', () => {
+    // Flat lines skip pino's redaction (JsonLogger's fast path); the bytes must not tell.
+    const sink = lineSink();
+    const logger = new JsonLogger({ service: 'gateway', destination: sink.stream });
+    const reference = lineSink();
+    const redactingAll = pino(
+      {
+        base: { service: 'gateway', pid: process.pid, hostname: hostname() },
+        timestamp: false,
+        formatters: { level: (label) => ({ level: label }) },
+        redact: { paths: LOG_REDACT_PATHS, censor: REDACTED },
+      },
+      reference.stream,
+    );
+    const lines: [string, Record<string, unknown>][] = [
+      ['GET /api/v1/interns 200 1.2ms', { method: 'GET', route: '/api/v1/interns', status: 200, duration_ms: 1.2, correlation_id: 'c-1' }],
+      ['no state', { status: 401, duration_ms: null, correlation_id: undefined, flag: true, huge: Infinity }],
+      ['escapes "quoted" \\ \u0001', { text: 'tab\there "q" \\ é 😀', long: `${'x'.repeat(60)}"` }],
+      ['a lone surrogate \ud800', { status: 200 }],
+      ['a lone surrogate in a field', { text: 'another \udc00' }],
+      ['credential at the top', { token: SECRET, status: 200 }],
+      ['nested', { req: { headers: { authorization: SECRET } }, list: [{ secret: SECRET }] }],
+    ];
+    for (const [msg, fields] of lines) {
+      logger.log(msg, fields, 'Http');
+      redactingAll.info({ ...fields, context: 'Http' }, msg);
+    }
+    const withoutTime = (text: string) => text.replace(/,"time":"[^"]*"/g, '');
+    expect(withoutTime(sink.text())).toBe(reference.text());
+    expect(sink.text()).not.toContain(SECRET);
   });
 
   it('leaves the logged objects themselves untouched', () => {

@@ -69,7 +69,7 @@ export class GatewayHttpSetup implements OnModuleInit, BeforeApplicationShutdown
    */
   private readonly logRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const state = request.gateway;
-    const route = request.routeOptions.url ?? NO_ROUTE;
+    const route = (state === null ? request.routeOptions.url : state.route) ?? NO_ROUTE;
     const ms = state === null ? null : Math.round((performance.now() - state.arrivedAt) * 10) / 10;
     const line = `${request.method} ${route} ${reply.statusCode} ${ms === null ? '-' : `${ms}ms`}`;
     const fields = { method: request.method, route, status: reply.statusCode, duration_ms: ms, correlation_id: state?.correlationId };

@@ -55,18 +55,17 @@ export class RequestAdmission {
   }
 
   readonly admit = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const routePattern = request.routeOptions.url;
     const state: GatewayRequestState = {
       correlationId: randomUUID(),
       arrivedAt: performance.now(),
+      route: routePattern,
       routeDeadlineMs: this.config.lifecycleRouteDeadlineMs,
       principal: null,
       contentType: undefined,
-      traceContext: startHttpServerSpan({
-        method: request.method,
-        route: request.routeOptions.url,
-        url: request.url,
-        headers: request.headers,
-      }),
+      traceContext: tracingEnabled()
+        ? startHttpServerSpan({ method: request.method, route: routePattern, url: request.url, headers: request.headers })
+        : undefined,
     };
     request.gateway = state;
     reply.header(CORRELATION_ID_HEADER, state.correlationId);
@@ -83,9 +82,9 @@ export class RequestAdmission {
       return doorRefusal === null ? undefined : sendHttpError(reply, doorRefusal);
     }
 
-    const route = classifyInternRoute(request.method, request.routeOptions.url, request.url);
-    const webhookRoute = route === null && isWebhookRoute(request.routeOptions.url, request.url);
-    const vaultRoute = route === null && !webhookRoute ? classifyVaultRoute(request.method, request.routeOptions.url, request.url) : null;
+    const route = classifyInternRoute(request.method, routePattern, request.url);
+    const webhookRoute = route === null && isWebhookRoute(routePattern, request.url);
+    const vaultRoute = route === null && !webhookRoute ? classifyVaultRoute(request.method, routePattern, request.url) : null;
     if (route === null && !webhookRoute && vaultRoute === null) return undefined;
     if (route?.runRoute) state.routeDeadlineMs = this.config.runRouteDeadlineMs;
     const check = () => {

@@ -21,6 +21,31 @@ import { notFound, visibleInternRow } from './visible-intern';
 
 const GET_INTERN_SQL = `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE id = $1`;
 
+/**
+ * The list's four statement shapes (with or without the status filter and the cursor), named and written once:
+ * pg compares a prepared statement's text on every call, and building it per request cost a string each time.
+ * ORDER BY names the table's columns: a bare `created_at` would be the formatted text column of INTERN_COLUMNS
+ * (no index).
+ */
+const LIST_STATEMENTS = {
+  all_first: listStatement('all_first', false, false),
+  all_after: listStatement('all_after', false, true),
+  status_first: listStatement('status_first', true, false),
+  status_after: listStatement('status_after', true, true),
+} as const;
+
+function listStatement(shape: string, byStatus: boolean, afterCursor: boolean): { name: string; text: string } {
+  const conditions = ['workspace_id = $1'];
+  let parameter = 1;
+  if (byStatus) conditions.push(`status = ANY($${(parameter += 1)}::text[])`);
+  if (afterCursor) conditions.push(`(created_at, id) < ($${(parameter += 1)}::timestamptz, $${(parameter += 1)}::uuid)`);
+  return {
+    name: `lifecycle_list_interns_${shape}`,
+    text: `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE ${conditions.join(' AND ')}
+       ORDER BY interns.created_at DESC, interns.id DESC LIMIT $${parameter + 1}`,
+  };
+}
+
 /** Get and list are the hot reads: prepared statements, served on the lean NATS path (interns.lean-handlers.ts). */
 export class InternQueriesService {
   private readonly reads: PreparedReads;
@@ -71,30 +96,18 @@ export class InternQueriesService {
     if (principal.kind === 'intern') throw notFound();
     if (request.workspaceId !== null && request.workspaceId !== principal.workspaceId) throw notFound();
 
-    const conditions = ['workspace_id = $1'];
     const values: unknown[] = [principal.workspaceId];
-    if (request.statuses !== null) {
-      values.push(request.statuses);
-      conditions.push(`status = ANY($${values.length}::text[])`);
-    }
+    if (request.statuses !== null) values.push(request.statuses);
     if (request.startingAfter !== null) {
       const position = this.cursors.decode(request.startingAfter);
       if (position.scope !== principal.workspaceId) {
         throw new DomainError('invalid_body', 'starting_after is not a valid cursor');
       }
       values.push(position.createdAt, position.id);
-      conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
     }
     values.push(request.limit + 1);
-    // One prepared statement per shape: with or without the status filter and the cursor. ORDER BY names the
-    // table's columns: a bare `created_at` would be the formatted text column of INTERN_COLUMNS (no index).
-    const shape = `${request.statuses === null ? 'all' : 'status'}_${request.startingAfter === null ? 'first' : 'after'}`;
-    const rows = await this.reads.rows<InternRow>(
-      `lifecycle_list_interns_${shape}`,
-      `SELECT ${INTERN_COLUMNS} FROM lifecycle.interns WHERE ${conditions.join(' AND ')}
-       ORDER BY interns.created_at DESC, interns.id DESC LIMIT $${values.length}`,
-      values,
-    );
+    const statement = LIST_STATEMENTS[`${request.statuses === null ? 'all' : 'status'}_${request.startingAfter === null ? 'first' : 'after'}`];
+    const rows = await this.reads.rows<InternRow>(statement.name, statement.text, values);
     const page = rows.slice(0, request.limit);
     const hasMore = rows.length > request.limit;
     const list: InternList = { data: page.map((row) => toInternView(row, principal, true)), has_more: hasMore };
