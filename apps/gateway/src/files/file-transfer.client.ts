@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { headers as natsHeaders, RequestError, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import {
   DomainError,
-  FILE_CHUNK_BYTES,
+  fileChunkBytes,
   FILE_TRANSFER_END_HEADER,
   FILE_TRANSFER_ERROR_HEADER,
   FILE_TRANSFER_OP_HEADER,
@@ -19,8 +19,9 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * The gateway's end of a file transfer (interface section 21; the runs end is apps/runs/src/files/file-transfers.ts):
- * chunks of FILE_CHUNK_BYTES over the transfer's own subject, at most FILE_TRANSFER_WINDOW requests in flight. A step
- * that gets no answer within FILE_TRANSFER_STALL_MS fails the transfer; giving up tells the runs side to abort.
+ * chunks of fileChunkBytes (as large as the NATS server's max_payload allows, up to FILE_CHUNK_BYTES) over the
+ * transfer's own subject, at most FILE_TRANSFER_WINDOW requests in flight. A step that gets no answer within
+ * FILE_TRANSFER_STALL_MS fails the transfer; giving up tells the runs side to abort.
  */
 export class FileTransferClient {
   constructor(
@@ -33,7 +34,8 @@ export class FileTransferClient {
    * sandbox's `cat`); destroyed early (the client left), it aborts the transfer.
    */
   download(transferId: string, size: number): Readable {
-    const total = Math.ceil(size / FILE_CHUNK_BYTES) + 1; // the chunks, then the end
+    const chunkBytes = this.chunkBytes();
+    const total = Math.ceil(size / chunkBytes) + 1; // the chunks, then the end
     const pending: Promise<Msg>[] = [];
     let asked = 0;
     let finished = false;
@@ -68,7 +70,7 @@ export class FileTransferClient {
       }
     };
     return new Readable({
-      highWaterMark: FILE_CHUNK_BYTES,
+      highWaterMark: chunkBytes,
       read() {
         if (pumping || finished) return;
         pumping = true;
@@ -87,6 +89,7 @@ export class FileTransferClient {
    * `maxBytes`: 413, and the transfer is aborted (nothing of it remains).
    */
   async upload(transferId: string, body: Readable | null, maxBytes: number): Promise<FileWriteResult> {
+    const chunkBytes = this.chunkBytes();
     const inFlight: Promise<Msg>[] = [];
     const send = async (chunk: Buffer) => {
       const reply = this.step(transferId, FILE_TRANSFER_OPS.chunk, chunk);
@@ -104,11 +107,11 @@ export class FileTransferClient {
           if (received > maxBytes) throw new DomainError('payload_too_large', `a file upload may carry at most ${maxBytes} bytes`);
           buffered.push(piece);
           bufferedBytes += piece.length;
-          while (bufferedBytes >= FILE_CHUNK_BYTES) {
+          while (bufferedBytes >= chunkBytes) {
             const all = Buffer.concat(buffered, bufferedBytes);
-            await send(all.subarray(0, FILE_CHUNK_BYTES));
-            buffered = [all.subarray(FILE_CHUNK_BYTES)];
-            bufferedBytes -= FILE_CHUNK_BYTES;
+            await send(all.subarray(0, chunkBytes));
+            buffered = [all.subarray(chunkBytes)];
+            bufferedBytes -= chunkBytes;
           }
         }
         if (bufferedBytes > 0) await send(Buffer.concat(buffered, bufferedBytes));
@@ -120,6 +123,11 @@ export class FileTransferClient {
       this.abort(transferId);
       throw error;
     }
+  }
+
+  /** The runs side reckons the same size from the same server (fileChunkBytes). */
+  private chunkBytes(): number {
+    return fileChunkBytes(this.nc.info?.max_payload);
   }
 
   /** Tells the runs side to give the transfer up (its process killed, an upload's leftovers removed). */

@@ -3,7 +3,7 @@ import { headers as natsHeaders, type Msg, type NatsConnection, type Subscriptio
 import { Logger } from '@nestjs/common';
 import {
   DomainError,
-  FILE_CHUNK_BYTES,
+  fileChunkBytes,
   FILE_TRANSFER_END_HEADER,
   FILE_TRANSFER_ERROR_HEADER,
   FILE_TRANSFER_OP_HEADER,
@@ -37,9 +37,9 @@ export class FileTransfers {
     private readonly stallMs: number,
   ) {}
 
-  /** Serves a download: each `next` answers up to FILE_CHUNK_BYTES; the last reply (maybe empty) carries the end header. */
+  /** Serves a download: each `next` answers up to a chunk (fileChunkBytes); the last reply (maybe empty) carries the end header. */
   serveDownload(download: FileDownload): string {
-    const chunks = chunksOf(download.stream, FILE_CHUNK_BYTES);
+    const chunks = chunksOf(download.stream, fileChunkBytes(this.nc.info?.max_payload));
     return this.serve({
       handle: async (op, msg) => {
         if (op !== FILE_TRANSFER_OPS.next) return unexpected(op);
