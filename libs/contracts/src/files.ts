@@ -63,11 +63,26 @@ export interface FilesOpenRequest {
   size?: number | null;
 }
 
+/**
+ * Where the gateway moves a transfer's body straight to the runs replica that opened it (FILE_TRANSFER_PORT on):
+ * `url` (GET for a download, PUT for an upload) with `Authorization: Bearer <token>`. The token is good once, for
+ * this transfer and direction, until FILE_DIRECT_TOKEN_TTL_MS passes without the connection.
+ */
+export interface DirectTransfer {
+  url: string;
+  token: string;
+}
+
 export type FilesOpenReply =
   | { kind: 'directory'; listing: FileListing }
-  | { kind: 'file'; transferId: string; size: number; etag: string }
-  | { kind: 'upload'; transferId: string }
+  | { kind: 'file'; transferId: string; size: number; etag: string; direct?: DirectTransfer }
+  | { kind: 'upload'; transferId: string; direct?: DirectTransfer }
   | { kind: 'deleted' };
+
+/** How long a direct transfer's token waits for the gateway's connection: the open reply's round trip, with room. */
+export const FILE_DIRECT_TOKEN_TTL_MS = 10_000;
+/** Header of a direct transfer's answer whose body is a ServiceErrorPayload (a refusal the client is to see as is). */
+export const FILE_DIRECT_ERROR_HEADER = 'files-error';
 
 /** What the end of an upload answers: 201 when `created`, else 200, with the entry as written. */
 export interface FileWriteResult {
