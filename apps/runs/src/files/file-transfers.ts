@@ -18,6 +18,8 @@ import type { FileDownload, FileUpload } from './workspace-files';
 interface TransferHandler {
   handle(op: string, msg: Msg): Promise<'open' | 'done'>;
   abort(): Promise<void>;
+  /** Runs once the transfer ended, however it did (its slot freed). */
+  done(): void;
 }
 
 /**
@@ -38,7 +40,7 @@ export class FileTransfers {
   ) {}
 
   /** Serves a download: each `next` answers up to a chunk (fileChunkBytes); the last reply (maybe empty) carries the end header. */
-  serveDownload(download: FileDownload): string {
+  serveDownload(download: FileDownload, done: () => void = () => undefined): string {
     const chunks = chunksOf(download.stream, fileChunkBytes(this.nc.info?.max_payload));
     return this.serve({
       handle: async (op, msg) => {
@@ -55,11 +57,12 @@ export class FileTransfers {
         return 'done';
       },
       abort: async () => download.abort(),
+      done,
     });
   }
 
   /** Serves an upload: each `chunk` is acknowledged once in the writer's pipe; `end` answers the FileWriteResult. */
-  serveUpload(upload: FileUpload): string {
+  serveUpload(upload: FileUpload, done: () => void = () => undefined): string {
     return this.serve({
       handle: async (op, msg) => {
         if (op === FILE_TRANSFER_OPS.chunk) {
@@ -74,6 +77,7 @@ export class FileTransfers {
         return unexpected(op);
       },
       abort: () => upload.abort(),
+      done,
     });
   }
 
@@ -130,6 +134,7 @@ export class FileTransfers {
     clearTimeout(transfer.timer);
     transfer.subscription.unsubscribe();
     if (abort) await transfer.handler.abort().catch((error: unknown) => this.logger.error(`file transfer ${id} abort failed: ${(error as Error).message}`));
+    transfer.handler.done();
   }
 
 }
