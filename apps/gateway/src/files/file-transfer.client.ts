@@ -27,6 +27,8 @@ export class FileTransferClient {
   constructor(
     private readonly nc: NatsConnection,
     private readonly subjects: Subjects['runs'],
+    /** FILE_TRANSFER_STALL_MS. */
+    private readonly stallMs: number = FILE_TRANSFER_STALL_MS,
   ) {}
 
   /**
@@ -143,7 +145,7 @@ export class FileTransferClient {
     headers.set(FILE_TRANSFER_OP_HEADER, op);
     let reply: Msg;
     try {
-      reply = await this.nc.request(this.subjects.fileTransfer(transferId), data, { timeout: FILE_TRANSFER_STALL_MS, headers });
+      reply = await this.nc.request(this.subjects.fileTransfer(transferId), data, { timeout: this.stallMs, headers });
     } catch (error) {
       if (error instanceof RequestError && error.isNoResponders()) throw new DomainError('internal_error', 'the file transfer ended on the runs side; try again');
       throw new DomainError('internal_error', 'the file transfer stalled; try again');
@@ -154,7 +156,7 @@ export class FileTransferClient {
 }
 
 /** The request body's pieces; a body cut short (the client left, broken framing) is the client's fault, not a failure here. */
-async function* bodyChunks(body: Readable): AsyncGenerator<Buffer> {
+export async function* bodyChunks(body: Readable): AsyncGenerator<Buffer> {
   const pieces = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   for (;;) {
     let next: IteratorResult<Buffer>;
