@@ -28,14 +28,15 @@ export class FilesService {
     const path = workspacePathOf(request.path);
     switch (request.operation) {
       case 'read': {
-        const release = this.slots.take();
-        const read = await this.files.read(intern.id, path).catch((error: unknown) => {
-          release();
+        const read = await this.files.read(intern.id, path);
+        if (read.kind === 'directory') return read;
+        // Only a file is a transfer: a listing never waits for a slot.
+        let release: () => void;
+        try {
+          release = this.slots.take();
+        } catch (error) {
+          read.abort();
           throw error;
-        });
-        if (read.kind === 'directory') {
-          release();
-          return read;
         }
         return { kind: 'file', size: read.size, etag: read.etag, ...this.serveDownload(read, release) };
       }
