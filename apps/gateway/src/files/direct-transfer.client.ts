@@ -65,7 +65,8 @@ export class DirectTransferClient {
   }
 
   private open(method: 'GET' | 'PUT', direct: DirectTransfer, headers: Record<string, string>): ClientRequest {
-    const outgoing = httpRequest(direct.url, { method, headers: { authorization: `Bearer ${direct.token}`, ...headers } });
+    // A connection of its own (no keep-alive pool): the stall timer and a destroy touch this transfer only.
+    const outgoing = httpRequest(direct.url, { method, agent: false, headers: { authorization: `Bearer ${direct.token}`, ...headers } });
     // Failures are read from the answer (or its absence); a late one (the runs side closed after refusing) is no crash.
     outgoing.on('error', () => undefined);
     outgoing.setTimeout(this.stallMs, () => outgoing.destroy(new Error(`the file transfer moved nothing for ${this.stallMs} ms`)));
