@@ -10,8 +10,9 @@ import { download, localCopy, type RemoteFile, streamedCopy, type Transfer, uplo
 
 /**
  * `npm run bench:files`: a 100 MiB file up to an intern's workspace (`PUT /api/v1/interns/{id}/files/{path}`:
- * gateway, NATS in chunks to runs, written as the intern's user in its sandbox) and down again (`GET`), against a
- * copy of the same file on the same disk, in interleaved rounds. Prints each one's throughput and the ratios;
+ * gateway, straight to runs over HTTP as `npm start` moves it (FILE_TRANSFER_PORT; with 0, NATS in chunks), written
+ * as the intern's user in its sandbox) and down again (`GET`), against a copy of the same file on the same disk, in
+ * interleaved rounds. Prints each one's throughput and the ratios;
  * exits 0 whatever the figures are, 1 only when the benchmark itself breaks (a refusal, wrong bytes).
  */
 

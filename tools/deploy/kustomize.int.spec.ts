@@ -49,7 +49,7 @@ interface Container {
   restartPolicy?: string;
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
-  env?: { name: string }[];
+  env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
   startupProbe?: Probe;
   livenessProbe?: Probe;
@@ -349,7 +349,9 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
       const resolvePort = (reference: string | number | undefined) =>
         typeof reference === 'number' ? reference : container.ports?.find((candidate) => candidate.name === reference)?.containerPort;
 
-      expect(container.ports?.map((entry) => entry.containerPort)).toEqual([port]);
+      // Besides runs' file transfer port (FILE_TRANSFER_PORT, checked below with its NetworkPolicy), only the app's port.
+      const fileTransferPort = loadConfig(config).fileTransferPort;
+      expect(container.ports?.map((entry) => entry.containerPort).filter((other) => other !== fileTransferPort || fileTransferPort === 0)).toEqual([port]);
       expect({ path: container.startupProbe?.httpGet?.path, port: resolvePort(container.startupProbe?.httpGet?.port) }).toEqual({ path: routes.live, port });
       expect({ path: container.livenessProbe?.httpGet?.path, port: resolvePort(container.livenessProbe?.httpGet?.port) }).toEqual({ path: routes.live, port });
       expect({ path: container.readinessProbe?.httpGet?.path, port: resolvePort(container.readinessProbe?.httpGet?.port) }).toEqual({ path: routes.ready, port });
@@ -574,6 +576,34 @@ describe.each(OVERLAYS)('kustomize overlay %s', (overlay) => {
     for (const rule of spec.egress.filter((candidate) => candidate !== publicRule && candidate.to === undefined)) {
       expect(portsOf(rule).filter((port) => egressPorts.includes(port))).toEqual([]);
     }
+  });
+
+  it('opens the runs file transfer port on the pod IP, advertised as such, and admits only gateway pods to it', () => {
+    const runs = appContainer('runs');
+    const settings = loadConfig({ ...environmentOf(runs).config, FILE_TRANSFER_ADVERTISED_HOST: 'pod-ip' });
+    expect(settings.fileTransferPort).toBeGreaterThan(0);
+    expect(settings.fileTransferHost).toBe('0.0.0.0');
+    expect(runs.ports?.find((port) => port.name === 'file-transfer')?.containerPort).toBe(settings.fileTransferPort);
+    expect(runs.env?.find((entry) => entry.name === 'FILE_TRANSFER_ADVERTISED_HOST')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+
+    interface IngressRule {
+      from?: { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: unknown; ipBlock?: unknown }[];
+      ports?: { protocol?: string; port: number }[];
+    }
+    const [policy] = ofKind('NetworkPolicy').filter((candidate) =>
+      matches((candidate.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels, podTemplate(find('Deployment', 'runs') as K8sObject).metadata.labels),
+    );
+    const spec = policy.spec as { policyTypes: string[]; ingress?: IngressRule[] };
+    expect(spec.policyTypes).toContain('Ingress');
+    const reaching = (spec.ingress ?? []).filter((rule) => rule.ports === undefined || rule.ports.some((port) => port.port === settings.fileTransferPort));
+    const gatewayLabels = podTemplate(find('Deployment', hostOf('gateway')) as K8sObject).metadata.labels;
+    expect(reaching).toHaveLength(1);
+    expect(reaching[0].from?.length).toBe(1);
+    expect(reaching[0].from?.[0].namespaceSelector).toBeUndefined();
+    expect(matches(reaching[0].from?.[0].podSelector?.matchLabels, gatewayLabels)).toBe(true);
+    // The health and metrics ports stay open to the kubelet and Prometheus.
+    const open = (spec.ingress ?? []).filter((rule) => rule.from === undefined).flatMap((rule) => (rule.ports ?? []).map((port) => port.port));
+    expect(open).toEqual(expect.arrayContaining([loadConfig(environmentOf(runs).config).runsPort]));
   });
 
   it('gives lifecycle a signing key from the Secret whenever it may run more than one replica', () => {

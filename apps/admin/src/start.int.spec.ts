@@ -73,6 +73,8 @@ async function servicePorts(): Promise<Record<string, string>> {
     ANALYTICS_PORT: String(await freePort()),
     WEBHOOKS_PORT: String(await freePort()),
     EGRESS_PORT: String(await freePort()),
+    // runs' file transfer port (npm start's 8086 may be taken on a shared machine).
+    FILE_TRANSFER_PORT: String(await freePort()),
   };
 }
 

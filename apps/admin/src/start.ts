@@ -55,10 +55,15 @@ function launchEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (env.INTERN_ORIGIN === undefined || env.INTERN_ORIGIN === '') env.INTERN_ORIGIN = localInternOrigin(env);
   if (env.OIDC_LOCAL_DEV === undefined) env.OIDC_LOCAL_DEV = 'true';
+  // File bodies go straight from the gateway to runs (docs/architecture.md, Files) unless set otherwise.
+  if (env.FILE_TRANSFER_PORT === undefined || env.FILE_TRANSFER_PORT === '') env.FILE_TRANSFER_PORT = String(LOCAL_FILE_TRANSFER_PORT);
   // Node's on-disk compile cache: the second and later starts skip compiling the services' modules.
   if (env.NODE_COMPILE_CACHE === undefined) env.NODE_COMPILE_CACHE = join(tmpdir(), 'interns-node-compile-cache');
   return env;
 }
+
+/** FILE_TRANSFER_PORT of `npm start`: beside the services' own ports (8080-8085). */
+const LOCAL_FILE_TRANSFER_PORT = 8086;
 
 /** INTERN_ORIGIN of `npm start`: the door is the gateway's own port. */
 function localInternOrigin(env: NodeJS.ProcessEnv): string {

@@ -38,6 +38,7 @@ import { EventsHttpController } from './events/events.http.controller';
 import { WorkspaceEventFeed } from './events/workspace-event-feed';
 import { internWorkspaceLookup } from './events/intern-workspace.lookup';
 import { FilesHttpController } from './files/files.http.controller';
+import { DirectTransferClient } from './files/direct-transfer.client';
 import { FileTransferClient } from './files/file-transfer.client';
 
 /**
@@ -85,7 +86,8 @@ export class GatewayModule {
         { provide: CredentialResolver, useValue: resolver },
         { provide: CHAT_DEPENDENCIES, useValue: chat },
         { provide: ServiceClient, useValue: services },
-        { provide: FileTransferClient, useValue: new FileTransferClient(deps.nats, subjects.runs) },
+        { provide: FileTransferClient, useValue: new FileTransferClient(deps.nats, subjects.runs, config.fileTransferStallMs) },
+        { provide: DirectTransferClient, useValue: new DirectTransferClient(config.fileTransferStallMs) },
         { provide: ChatTurnCounter, useValue: turns },
         { provide: AuthFailureLimiter, useValue: deps.authFailures },
         { provide: AnalyticsQueryLimiter, useValue: deps.analyticsQueries },

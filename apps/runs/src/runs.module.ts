@@ -1,7 +1,7 @@
 import { DynamicModule, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { pingNatsController } from '@interns/service-runtime';
 import type { ServiceDeps } from '@interns/service-runtime';
-import { CursorCodec, FILE_TRANSFER_STALL_MS } from '@interns/contracts';
+import { CursorCodec } from '@interns/contracts';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
@@ -29,7 +29,9 @@ import { sessionReadModelProjection } from './sessions/session-read-model.projec
 import { SessionStreams } from './sessions/session-streams';
 import { filesNatsController } from './files/files.nats.controller';
 import { FilesService } from './files/files.service';
+import { DirectTransfers } from './files/direct-transfers';
 import { FileTransfers } from './files/file-transfers';
+import { TransferSlots } from './files/transfer-slots';
 import { WorkspaceFiles } from './files/workspace-files';
 import { TerminalAudit } from './terminals/terminal-audit';
 import { TerminalHost } from './terminals/terminal-host';
@@ -45,12 +47,14 @@ class RunsShutdown implements OnApplicationShutdown {
     private readonly host: RunHost,
     private readonly driver: LocalRuntimeDriver,
     private readonly transfers: FileTransfers,
+    private readonly direct: DirectTransfers | null,
     private readonly terminals: TerminalHost,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.host.shutdown();
     await this.transfers.closeAll();
+    await this.direct?.close();
     await this.terminals.closeAll();
     await this.driver.detachDisks();
   }
@@ -131,11 +135,18 @@ export class RunsModule {
       logger: new Logger('IntegrationEventsRelay'),
     });
     const purger = new TranscriptPurger(dataSource, nc, subjects);
-    const transfers = new FileTransfers(nc, subjects.runs, FILE_TRANSFER_STALL_MS);
+    const transfers = new FileTransfers(nc, subjects.runs, config.fileTransferStallMs);
+    // FILE_TRANSFER_PORT 0: bodies over NATS only.
+    const direct =
+      config.fileTransferPort === 0
+        ? null
+        : new DirectTransfers({ host: config.fileTransferHost, port: config.fileTransferPort, advertisedHost: config.fileTransferAdvertisedHost, stallMs: config.fileTransferStallMs });
     const files = new FilesService(
       interns,
       new WorkspaceFiles({ workspaceOf: (internId) => driver.attachedWorkspace(internId), shell, disks }),
       transfers,
+      new TransferSlots(config.fileTransfersPerReplica),
+      direct,
     );
     const terminals = new TerminalHost(
       nc,
@@ -178,7 +189,9 @@ export class RunsModule {
         { provide: SandboxSelfTest, useValue: new SandboxSelfTest(shell) },
         { provide: FilesService, useValue: files },
         { provide: TerminalHost, useValue: terminals },
-        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver, transfers, terminals) },
+        // Listens once the application starts (onApplicationBootstrap); closed by RunsShutdown.
+        ...(direct === null ? [] : [{ provide: DirectTransfers, useValue: direct }]),
+        { provide: RunsShutdown, useValue: new RunsShutdown(host, driver, transfers, direct, terminals) },
         { provide: IntegrationEventsRelay, useValue: relay },
       ],
     };

@@ -123,6 +123,19 @@ export interface PlatformConfig {
   terminalsPerIntern: number;
   /** TERMINAL_IDLE_MS: a terminal without input or output this long is closed. */
   terminalIdleMs: number;
+  /**
+   * FILE_TRANSFER_PORT: the runs service's own port for file bodies straight from the gateway (no broker between);
+   * 0: off, bodies go over NATS in chunks. `npm start` sets 8086.
+   */
+  fileTransferPort: number;
+  /** FILE_TRANSFER_HOST: the address that port binds to (127.0.0.1; in Kubernetes 0.0.0.0). */
+  fileTransferHost: string;
+  /** FILE_TRANSFER_ADVERTISED_HOST: how the gateway reaches that port (the pod IP in Kubernetes); defaults to FILE_TRANSFER_HOST. */
+  fileTransferAdvertisedHost: string;
+  /** FILE_TRANSFER_STALL_MS: a file transfer that moves no byte for this long is aborted on both sides. */
+  fileTransferStallMs: number;
+  /** FILE_TRANSFERS_PER_REPLICA: downloads and uploads one runs replica serves at once; beyond: 409 `limit_reached`. */
+  fileTransfersPerReplica: number;
   /** How often a run's owner sends a heartbeat on a quiet stream; the relay declares the link severed after 3 missed. */
   streamHeartbeatMs: number;
   /** Bytes the gateway holds for a chat client that does not read; beyond, the stream is cut and the run cancelled. */
@@ -424,6 +437,11 @@ export function loadConfig(env: Env): PlatformConfig {
     maxRunsPerIntern: positiveIntFrom(env, 'MAX_RUNS_PER_INTERN', 4),
     terminalsPerIntern: positiveIntFrom(env, 'TERMINALS_PER_INTERN', 4),
     terminalIdleMs: positiveIntFrom(env, 'TERMINAL_IDLE_MS', 900000),
+    fileTransferPort: intFrom(env, 'FILE_TRANSFER_PORT', 0),
+    fileTransferHost: stringFrom(env, 'FILE_TRANSFER_HOST', '127.0.0.1'),
+    fileTransferAdvertisedHost: stringFrom(env, 'FILE_TRANSFER_ADVERTISED_HOST', stringFrom(env, 'FILE_TRANSFER_HOST', '127.0.0.1')),
+    fileTransferStallMs: positiveIntFrom(env, 'FILE_TRANSFER_STALL_MS', 30000),
+    fileTransfersPerReplica: positiveIntFrom(env, 'FILE_TRANSFERS_PER_REPLICA', 32),
     streamHeartbeatMs: positiveIntFrom(env, 'STREAM_HEARTBEAT_MS', 1000),
     streamClientBufferBytes: positiveIntFrom(env, 'STREAM_CLIENT_BUFFER_BYTES', 1048576),
     shellTimeoutMs: positiveIntFrom(env, 'SHELL_TIMEOUT_MS', 30000),

@@ -22,8 +22,25 @@ export interface FileListing {
 
 /** A directory answers at most this many entries (the first by name); `truncated` says there were more. */
 export const FILE_LIST_MAX_ENTRIES = 1000;
-/** Bytes per transfer message: well under NATS's default 1 MiB payload. */
-export const FILE_CHUNK_BYTES = 256 * 1024;
+/**
+ * Bytes per transfer message at most: NATS's default 1 MiB payload (which counts the message's headers too) less
+ * FILE_CHUNK_HEADROOM for them. Fewer, larger messages cost both services less per MiB than 256 KiB ones
+ * (bench/README.md, bench:files).
+ */
+export const FILE_CHUNK_BYTES = 1024 * 1024 - 16 * 1024;
+/** Room left in a transfer message for its protocol line and headers. */
+const FILE_CHUNK_HEADROOM = 16 * 1024;
+/** The smallest chunk reckoned, whatever the server says. */
+const FILE_CHUNK_MIN_BYTES = 4 * 1024;
+
+/**
+ * The chunk size a transfer uses with a NATS server whose `max_payload` is `maxPayload`: FILE_CHUNK_BYTES, or less
+ * when the server allows less. The gateway and the runs service share one NATS, so both ends reckon the same size.
+ */
+export function fileChunkBytes(maxPayload: number | undefined): number {
+  if (maxPayload === undefined) return FILE_CHUNK_BYTES;
+  return Math.max(FILE_CHUNK_MIN_BYTES, Math.min(FILE_CHUNK_BYTES, maxPayload - FILE_CHUNK_HEADROOM));
+}
 /** Chunk requests a sender keeps in flight: the receiver never holds more than this many chunks of a transfer. */
 export const FILE_TRANSFER_WINDOW = 4;
 /** A transfer that hears nothing for this long (a client that stalled, a gateway that died) is aborted and cleaned up. */
@@ -46,11 +63,26 @@ export interface FilesOpenRequest {
   size?: number | null;
 }
 
+/**
+ * Where the gateway moves a transfer's body straight to the runs replica that opened it (FILE_TRANSFER_PORT on):
+ * `url` (GET for a download, PUT for an upload) with `Authorization: Bearer <token>`. The token is good once, for
+ * this transfer and direction, until FILE_DIRECT_TOKEN_TTL_MS passes without the connection.
+ */
+export interface DirectTransfer {
+  url: string;
+  token: string;
+}
+
 export type FilesOpenReply =
   | { kind: 'directory'; listing: FileListing }
-  | { kind: 'file'; transferId: string; size: number; etag: string }
-  | { kind: 'upload'; transferId: string }
+  | { kind: 'file'; transferId: string; size: number; etag: string; direct?: DirectTransfer }
+  | { kind: 'upload'; transferId: string; direct?: DirectTransfer }
   | { kind: 'deleted' };
+
+/** How long a direct transfer's token waits for the gateway's connection: the open reply's round trip, with room. */
+export const FILE_DIRECT_TOKEN_TTL_MS = 10_000;
+/** Header of a direct transfer's answer whose body is a ServiceErrorPayload (a refusal the client is to see as is). */
+export const FILE_DIRECT_ERROR_HEADER = 'files-error';
 
 /** What the end of an upload answers: 201 when `created`, else 200, with the entry as written. */
 export interface FileWriteResult {

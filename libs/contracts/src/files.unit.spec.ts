@@ -1,5 +1,5 @@
 import { DomainError } from './errors';
-import { workspacePathOf } from './files';
+import { FILE_CHUNK_BYTES, fileChunkBytes, workspacePathOf } from './files';
 
 function refusal(raw: string): string | null {
   try {
@@ -45,5 +45,17 @@ describe('workspacePathOf', () => {
     expect(refusal(`${'é'.repeat(128)}`)).toMatch(/255 bytes/);
     expect(workspacePathOf('x'.repeat(255))).toBe('x'.repeat(255));
     expect(refusal(Array.from({ length: 20 }, () => 'y'.repeat(250)).join('/'))).toMatch(/4096 bytes/);
+  });
+});
+
+describe('fileChunkBytes', () => {
+  it("is FILE_CHUNK_BYTES under NATS's default 1 MiB max_payload, and leaves room for headers under a smaller one", () => {
+    expect(fileChunkBytes(1024 * 1024)).toBe(FILE_CHUNK_BYTES);
+    expect(FILE_CHUNK_BYTES).toBeLessThan(1024 * 1024);
+    expect(fileChunkBytes(8 * 1024 * 1024)).toBe(FILE_CHUNK_BYTES);
+    expect(fileChunkBytes(undefined)).toBe(FILE_CHUNK_BYTES);
+    const small = 512 * 1024;
+    expect(fileChunkBytes(small)).toBeLessThan(small);
+    expect(fileChunkBytes(small)).toBeGreaterThan(small / 2);
   });
 });

@@ -175,7 +175,10 @@ export class Platform {
     return { replacement, previous, exit };
   }
 
-  private startProcess(service: PlatformService, port: number): Promise<ServiceProcess> {
+  private async startProcess(service: PlatformService, port: number): Promise<ServiceProcess> {
+    // File bodies straight from the gateway, as `npm start` moves them, on a port of each runs process's own;
+    // FILE_TRANSFER_PORT '0' in the env selects the NATS path.
+    const fileTransfer: Record<string, string> = service === 'runs' && this.env.FILE_TRANSFER_PORT !== '0' ? { FILE_TRANSFER_PORT: String(await freePort()) } : {};
     return startServiceProcess({
       entry: resolve('dist/apps', service, 'src/main.js'),
       port,
@@ -185,6 +188,7 @@ export class Platform {
         DATABASE_URL: this.serviceDatabaseUrl(service),
         MIGRATIONS_DATABASE_URL: this.env.MIGRATIONS_DATABASE_URL ?? this.env.DATABASE_URL,
         [`${service.toUpperCase()}_PORT`]: String(port),
+        ...fileTransfer,
       },
     });
   }

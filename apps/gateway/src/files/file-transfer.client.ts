@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { headers as natsHeaders, RequestError, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import {
   DomainError,
-  FILE_CHUNK_BYTES,
+  fileChunkBytes,
   FILE_TRANSFER_END_HEADER,
   FILE_TRANSFER_ERROR_HEADER,
   FILE_TRANSFER_OP_HEADER,
@@ -19,13 +19,16 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * The gateway's end of a file transfer (interface section 21; the runs end is apps/runs/src/files/file-transfers.ts):
- * chunks of FILE_CHUNK_BYTES over the transfer's own subject, at most FILE_TRANSFER_WINDOW requests in flight. A step
- * that gets no answer within FILE_TRANSFER_STALL_MS fails the transfer; giving up tells the runs side to abort.
+ * chunks of fileChunkBytes (as large as the NATS server's max_payload allows, up to FILE_CHUNK_BYTES) over the
+ * transfer's own subject, at most FILE_TRANSFER_WINDOW requests in flight. A step that gets no answer within
+ * FILE_TRANSFER_STALL_MS fails the transfer; giving up tells the runs side to abort.
  */
 export class FileTransferClient {
   constructor(
     private readonly nc: NatsConnection,
     private readonly subjects: Subjects['runs'],
+    /** FILE_TRANSFER_STALL_MS. */
+    private readonly stallMs: number = FILE_TRANSFER_STALL_MS,
   ) {}
 
   /**
@@ -33,7 +36,8 @@ export class FileTransferClient {
    * sandbox's `cat`); destroyed early (the client left), it aborts the transfer.
    */
   download(transferId: string, size: number): Readable {
-    const total = Math.ceil(size / FILE_CHUNK_BYTES) + 1; // the chunks, then the end
+    const chunkBytes = this.chunkBytes();
+    const total = Math.ceil(size / chunkBytes) + 1; // the chunks, then the end
     const pending: Promise<Msg>[] = [];
     let asked = 0;
     let finished = false;
@@ -68,7 +72,7 @@ export class FileTransferClient {
       }
     };
     return new Readable({
-      highWaterMark: FILE_CHUNK_BYTES,
+      highWaterMark: chunkBytes,
       read() {
         if (pumping || finished) return;
         pumping = true;
@@ -87,6 +91,7 @@ export class FileTransferClient {
    * `maxBytes`: 413, and the transfer is aborted (nothing of it remains).
    */
   async upload(transferId: string, body: Readable | null, maxBytes: number): Promise<FileWriteResult> {
+    const chunkBytes = this.chunkBytes();
     const inFlight: Promise<Msg>[] = [];
     const send = async (chunk: Buffer) => {
       const reply = this.step(transferId, FILE_TRANSFER_OPS.chunk, chunk);
@@ -104,11 +109,11 @@ export class FileTransferClient {
           if (received > maxBytes) throw new DomainError('payload_too_large', `a file upload may carry at most ${maxBytes} bytes`);
           buffered.push(piece);
           bufferedBytes += piece.length;
-          while (bufferedBytes >= FILE_CHUNK_BYTES) {
+          while (bufferedBytes >= chunkBytes) {
             const all = Buffer.concat(buffered, bufferedBytes);
-            await send(all.subarray(0, FILE_CHUNK_BYTES));
-            buffered = [all.subarray(FILE_CHUNK_BYTES)];
-            bufferedBytes -= FILE_CHUNK_BYTES;
+            await send(all.subarray(0, chunkBytes));
+            buffered = [all.subarray(chunkBytes)];
+            bufferedBytes -= chunkBytes;
           }
         }
         if (bufferedBytes > 0) await send(Buffer.concat(buffered, bufferedBytes));
@@ -120,6 +125,11 @@ export class FileTransferClient {
       this.abort(transferId);
       throw error;
     }
+  }
+
+  /** The runs side reckons the same size from the same server (fileChunkBytes). */
+  private chunkBytes(): number {
+    return fileChunkBytes(this.nc.info?.max_payload);
   }
 
   /** Tells the runs side to give the transfer up (its process killed, an upload's leftovers removed). */
@@ -135,7 +145,7 @@ export class FileTransferClient {
     headers.set(FILE_TRANSFER_OP_HEADER, op);
     let reply: Msg;
     try {
-      reply = await this.nc.request(this.subjects.fileTransfer(transferId), data, { timeout: FILE_TRANSFER_STALL_MS, headers });
+      reply = await this.nc.request(this.subjects.fileTransfer(transferId), data, { timeout: this.stallMs, headers });
     } catch (error) {
       if (error instanceof RequestError && error.isNoResponders()) throw new DomainError('internal_error', 'the file transfer ended on the runs side; try again');
       throw new DomainError('internal_error', 'the file transfer stalled; try again');
@@ -146,7 +156,7 @@ export class FileTransferClient {
 }
 
 /** The request body's pieces; a body cut short (the client left, broken framing) is the client's fault, not a failure here. */
-async function* bodyChunks(body: Readable): AsyncGenerator<Buffer> {
+export async function* bodyChunks(body: Readable): AsyncGenerator<Buffer> {
   const pieces = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   for (;;) {
     let next: IteratorResult<Buffer>;

@@ -4,6 +4,7 @@ import { DomainError, workspacePathOf, type FileOperation, type FilesOpenReply, 
 import { GATEWAY_CONFIG } from '../gateway.tokens';
 import { INTERN_ID_PARAM, visibleId } from '../interns/intern-routes';
 import { ServiceClient } from '../service.client';
+import { DirectTransferClient } from './direct-transfer.client';
 import { FileTransferClient } from './file-transfer.client';
 import { uploadBodyOf } from './file-upload-body';
 
@@ -15,13 +16,15 @@ const PATH_PARAM = '*';
  * HTTP adapter of an intern's files (interface section 21). Intern routes: the admission hook ran checks 1-5 (none of
  * these is a lifecycle write: they are the intern's own work, like chat, and an intern key may use its own intern's
  * files). Here the body rules (the upload's size), the path's syntax and the intern id; the runs service does the
- * rest inside the intern's sandbox, and bodies travel as chunked transfers (FileTransferClient).
+ * rest inside the intern's sandbox. Bodies go straight to the runs replica that opened the transfer when its reply
+ * says how (`direct`: DirectTransferClient), else as chunked transfers over NATS (FileTransferClient).
  */
 @Controller('interns')
 export class FilesHttpController {
   constructor(
     @Inject(ServiceClient) private readonly services: ServiceClient,
     @Inject(FileTransferClient) private readonly transfers: FileTransferClient,
+    @Inject(DirectTransferClient) private readonly direct: DirectTransferClient,
     @Inject(GATEWAY_CONFIG) private readonly config: PlatformConfig,
   ) {}
 
@@ -39,7 +42,7 @@ export class FilesHttpController {
       .type('application/octet-stream')
       .header('content-length', opened.size)
       .header('etag', opened.etag)
-      .send(this.transfers.download(opened.transferId, opened.size));
+      .send(opened.direct === undefined ? this.transfers.download(opened.transferId, opened.size) : await this.direct.download(opened.direct));
   }
 
   @Put(`${FILES}/*`)
@@ -50,7 +53,8 @@ export class FilesHttpController {
       if (body !== null && body.length !== null && body.length > max) throw new DomainError('payload_too_large', `a file upload may carry at most ${max} bytes`);
       const opened = await this.open(request, internId, path, 'write', { size: body === null ? 0 : body.length });
       if (opened.kind !== 'upload') throw new DomainError('internal_error', 'the runs service answered an upload with something else');
-      const written = await this.transfers.upload(opened.transferId, body?.stream ?? null, max);
+      const written =
+        opened.direct === undefined ? await this.transfers.upload(opened.transferId, body?.stream ?? null, max) : await this.direct.upload(opened.direct, body, max);
       return reply.status(written.created ? 201 : 200).send(written.entry);
     } catch (error) {
       // The rest of a refused body is not read: the connection closes instead of draining up to 100 MiB.

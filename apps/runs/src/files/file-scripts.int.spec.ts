@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UPLOAD_COMMIT_MARK_LENGTH, WRITE_SCRIPT } from './file-scripts';
+import { READ_SCRIPT, UPLOAD_COMMIT_MARK_LENGTH, WRITE_SCRIPT } from './file-scripts';
 
 /**
- * The write script on its own, in a bare bubblewrap sandbox whose `/workspace` is a temporary directory: what it
+ * The read and write scripts on their own, in a bare bubblewrap sandbox whose `/workspace` is a temporary directory: what it
  * keeps depends on how its stdin ended, whatever the process around it does.
  */
 let workspace: string;
@@ -19,10 +19,10 @@ afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
 });
 
-function runWriteScript(path: string, mark: string, stdin: Buffer): Promise<{ code: number | null; stderr: string; stdout: Buffer }> {
+function runScript(script: string, args: string[], stdin: Buffer): Promise<{ code: number | null; stderr: string; stdout: Buffer }> {
   const system = ['/usr', '/bin', '/lib', '/lib64', '/etc'].flatMap((directory) => ['--ro-bind-try', directory, directory]);
   const sandbox = [...system, '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', workspace, '/workspace', '--chdir', '/workspace'];
-  const child = spawn('bwrap', [...sandbox, '--', '/bin/sh', '-c', WRITE_SCRIPT, 'write', path, '.upload-test', mark]);
+  const child = spawn('bwrap', [...sandbox, '--', '/bin/sh', '-c', script, 'script', ...args]);
   child.stdin.on('error', () => undefined); // EPIPE when the script refused before reading
   const stdout: Buffer[] = [];
   let stderr = '';
@@ -31,6 +31,8 @@ function runWriteScript(path: string, mark: string, stdin: Buffer): Promise<{ co
   child.stdin.end(stdin);
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, stdout: Buffer.concat(stdout) })));
 }
+
+const runWriteScript = (path: string, mark: string, stdin: Buffer) => runScript(WRITE_SCRIPT, [path, '.upload-test', mark], stdin);
 
 const markOf = () => randomBytes(UPLOAD_COMMIT_MARK_LENGTH / 2).toString('hex');
 
@@ -58,4 +60,18 @@ it('writes an empty file when the mark is all stdin carries', async () => {
   const mark = markOf();
   expect((await runWriteScript('empty.txt', mark, Buffer.from(mark))).code).toBe(0);
   expect((await readFile(join(workspace, 'empty.txt'))).length).toBe(0);
+});
+
+it('reads a file as its size header then exactly its bytes, across the reader\'s blocks and for an empty file', async () => {
+  await mkdir(join(workspace, 'dir'));
+  // Larger than the reader's 1 MiB block and not a multiple of it, so the last block is a short one.
+  for (const size of [0, 5, 2.5 * 1024 * 1024 + 7]) {
+    const bytes = randomBytes(size);
+    await writeFile(join(workspace, 'dir', 'file.bin'), bytes);
+    const result = await runScript(READ_SCRIPT, ['dir/file.bin', '1000'], Buffer.alloc(0));
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    const headerEnd = result.stdout.indexOf(0x0a) + 1;
+    expect(result.stdout.subarray(0, headerEnd).toString()).toMatch(new RegExp(`^F${size}/\\d+/\\d+\\.\\d{9}\\n$`));
+    expect(result.stdout.subarray(headerEnd).equals(bytes)).toBe(true);
+  }
 });

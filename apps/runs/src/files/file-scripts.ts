@@ -37,6 +37,12 @@ full() { grep -qE 'No space left|quota exceeded|File too large' "$1"; }
 `;
 
 /**
+ * The download's reader moves the file in blocks this large: `head -c` reads and writes 8 KiB at a time, which made
+ * the runs service wake for every 8 KiB of a 100 MiB file; one block is about one transfer chunk (FILE_CHUNK_BYTES).
+ */
+const READ_BLOCK_BYTES = 1024 * 1024;
+
+/**
  * Read `$1`: a directory answers `D` then one NUL-terminated record per entry, `name/type/size/mtime` (find's
  * `%y` type letter), sorted by name bytewise, at most `$2` + 1 of them (one more says the listing is truncated).
  * A regular file answers `F<size>/<inode>/<mtime ns>\n` then exactly its bytes: opened first, then measured through
@@ -53,7 +59,7 @@ fi
 exec 3< "$r" || exit ${FILE_SCRIPT_EXIT.wrongKind}
 header=$(stat -L -c '%s/%i/%.9Y' /dev/fd/3) || exit 1
 printf 'F%s\\n' "$header"
-exec head -c "\${header%%/*}" <&3
+exec dd bs=${READ_BLOCK_BYTES} count="\${header%%/*}" iflag=count_bytes status=none <&3
 `;
 
 /** Length of the commit mark (hex) that ends a completed upload's stdin; see WRITE_SCRIPT. */

@@ -3,7 +3,7 @@ import { headers as natsHeaders, type Msg, type NatsConnection, type Subscriptio
 import { Logger } from '@nestjs/common';
 import {
   DomainError,
-  FILE_CHUNK_BYTES,
+  fileChunkBytes,
   FILE_TRANSFER_END_HEADER,
   FILE_TRANSFER_ERROR_HEADER,
   FILE_TRANSFER_OP_HEADER,
@@ -18,6 +18,8 @@ import type { FileDownload, FileUpload } from './workspace-files';
 interface TransferHandler {
   handle(op: string, msg: Msg): Promise<'open' | 'done'>;
   abort(): Promise<void>;
+  /** Runs once the transfer ended, however it did (its slot freed). */
+  done(): void;
 }
 
 /**
@@ -37,9 +39,9 @@ export class FileTransfers {
     private readonly stallMs: number,
   ) {}
 
-  /** Serves a download: each `next` answers up to FILE_CHUNK_BYTES; the last reply (maybe empty) carries the end header. */
-  serveDownload(download: FileDownload): string {
-    const chunks = chunksOf(download.stream, FILE_CHUNK_BYTES);
+  /** Serves a download: each `next` answers up to a chunk (fileChunkBytes); the last reply (maybe empty) carries the end header. */
+  serveDownload(download: FileDownload, done: () => void = () => undefined): string {
+    const chunks = chunksOf(download.stream, fileChunkBytes(this.nc.info?.max_payload));
     return this.serve({
       handle: async (op, msg) => {
         if (op !== FILE_TRANSFER_OPS.next) return unexpected(op);
@@ -55,11 +57,12 @@ export class FileTransfers {
         return 'done';
       },
       abort: async () => download.abort(),
+      done,
     });
   }
 
   /** Serves an upload: each `chunk` is acknowledged once in the writer's pipe; `end` answers the FileWriteResult. */
-  serveUpload(upload: FileUpload): string {
+  serveUpload(upload: FileUpload, done: () => void = () => undefined): string {
     return this.serve({
       handle: async (op, msg) => {
         if (op === FILE_TRANSFER_OPS.chunk) {
@@ -74,6 +77,7 @@ export class FileTransfers {
         return unexpected(op);
       },
       abort: () => upload.abort(),
+      done,
     });
   }
 
@@ -130,6 +134,7 @@ export class FileTransfers {
     clearTimeout(transfer.timer);
     transfer.subscription.unsubscribe();
     if (abort) await transfer.handler.abort().catch((error: unknown) => this.logger.error(`file transfer ${id} abort failed: ${(error as Error).message}`));
+    transfer.handler.done();
   }
 
 }

@@ -17,6 +17,8 @@ const QUICK_OPERATION_MS = 60_000;
 /** A listing of 1001 entries of at most 255-byte names with their sizes and times fits easily. */
 const LISTING_LIMIT_BYTES = 1001 * 320;
 const STDERR_LIMIT_BYTES = 1024;
+/** Pieces of a download (up to 64 KiB each, one read of the reader's pipe) read ahead: about one transfer chunk. */
+const READ_AHEAD_PIECES = 16;
 
 const TYPES: Record<string, FileEntryType> = { f: 'file', d: 'directory', l: 'symlink' };
 
@@ -84,8 +86,10 @@ export class WorkspaceFiles {
         // Size, inode and modification time in ns: a replaced file (a new inode) or a rewritten one changes it.
         etag: `"${Number(size).toString(16)}-${Number(inode).toString(16)}-${BigInt(mtime.replace('.', '')).toString(16)}"`,
         // Piped on (flowing mode, with backpressure) rather than read where readHead left it paused: a file small
-        // enough to arrive with its header and the pipe's end in one read then still ends its stream.
-        stream: process.stdout.pipe(new PassThrough({ highWaterMark: FILE_CHUNK_BYTES })),
+        // enough to arrive with its header and the pipe's end in one read then still ends its stream. The reading
+        // side hands on each piece as it came (object mode): a byte stream's read() would join what is buffered
+        // first, one more copy of every byte before chunksOf joins them into a transfer chunk.
+        stream: process.stdout.pipe(new PassThrough({ writableHighWaterMark: FILE_CHUNK_BYTES, readableObjectMode: true, readableHighWaterMark: READ_AHEAD_PIECES })),
         finish: () => this.outcome(running),
         abort: () => process.kill(),
       };
