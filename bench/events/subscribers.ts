@@ -1,5 +1,5 @@
-import { Agent, type ClientRequest, request as httpRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { type HeldResponse, holdResponse } from '../shared/held-response';
 import { openConcurrently } from '../shared/open-concurrently';
 import { createParser } from 'eventsource-parser';
 
@@ -8,9 +8,6 @@ import { createParser } from 'eventsource-parser';
  * its own and with a parser of its own (eventsource-parser, as the console's EventSource would parse), noting
  * when each event reached each of them. Arrival is read when the socket's bytes are handed over, before parsing.
  */
-
-/** One socket per subscriber, never pooled: a held stream owns its connection. */
-const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 
 const OPEN_TIMEOUT_MS = 60_000;
 
@@ -82,63 +79,21 @@ function keyOf(data: string): { key: string; createdAtMs: number } | null {
   }
 }
 
-export interface Subscriber {
-  /** Whether the server ended the response (or the connection broke) while it was held. */
-  endedEarly(): boolean;
-  close(): void;
-}
+/** One subscriber, held open. */
+export type Subscriber = HeldResponse;
 
 /** Opens one subscriber: resolves once the stream's head (200) arrived, from when on it is following. */
 export function openSubscriber(target: SubscriberTarget, arrivals: Arrivals): Promise<Subscriber> {
-  return new Promise((resolve, reject) => {
-    let outgoing: ClientRequest | null = null;
-    let settled = false;
-    let closing = false;
-    let ended = false;
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      outgoing?.destroy();
-      reject(error);
-    };
-    const timer = setTimeout(() => fail(new Error(`a subscriber was not answered within ${OPEN_TIMEOUT_MS} ms`)), OPEN_TIMEOUT_MS);
-    outgoing = httpRequest(target.url, { method: 'GET', headers: { accept: 'text/event-stream', ...target.headers }, agent }, (incoming) => {
-      incoming.setEncoding('utf8');
-      if (incoming.statusCode !== 200) {
-        let text = '';
-        incoming.on('data', (part: string) => (text += part));
-        incoming.on('end', () => fail(new Error(`a subscriber was answered ${incoming.statusCode}: ${text.slice(0, 300)}`)));
-        return;
-      }
-      // The time the bytes being parsed arrived: every event parsed from one read arrived then.
-      let receivedAt = 0;
-      const parser = createParser({ onEvent: (event) => arrivals.record(event.id, event.data, receivedAt) });
-      const onEnd = () => {
-        ended = true;
-      };
-      incoming.on('end', onEnd);
-      incoming.on('close', onEnd);
-      incoming.on('error', onEnd);
-      incoming.on('data', (part: string) => {
-        receivedAt = performance.now();
-        parser.feed(part);
-      });
-      settled = true;
-      clearTimeout(timer);
-      resolve({
-        endedEarly: () => ended && !closing,
-        close: () => {
-          closing = true;
-          outgoing?.destroy();
-        },
-      });
+  const request = { url: target.url, method: 'GET' as const, headers: { accept: 'text/event-stream', ...target.headers }, timeoutMs: OPEN_TIMEOUT_MS, label: 'a subscriber' };
+  return holdResponse(request, (incoming, opened) => {
+    // The time the bytes being parsed arrived: every event parsed from one read arrived then.
+    let receivedAt = 0;
+    const parser = createParser({ onEvent: (event) => arrivals.record(event.id, event.data, receivedAt) });
+    incoming.on('data', (part: string) => {
+      receivedAt = performance.now();
+      parser.feed(part);
     });
-    outgoing.on('error', (error) => {
-      ended = true;
-      fail(error);
-    });
-    outgoing.end();
+    opened();
   });
 }
 
