@@ -3,7 +3,6 @@ import {
   type CommandResult,
   type EventMetadata,
   type HeldStream,
-  type InTransaction,
   type LoadedStream,
   NO_STREAM,
   type OneStatementAppend,
@@ -30,8 +29,6 @@ export type LoadedSession = LoadedStream<SessionState>;
 export type SessionWrite = CommandResult<SessionState, SessionEvent>;
 
 export interface SessionExecuteOptions {
-  /** Same transaction as the append; throwing rolls the append back. The append is then not one statement. */
-  inTransaction?: InTransaction;
   /** The append starts a run: checked in its statement (see RunStartCheck). */
   runStart?: RunStartCheck;
 }
@@ -109,10 +106,9 @@ export class SessionStreams {
 /**
  * Every session append is one statement (`runs.append_session`): the events, the read model rows this process
  * computed from them (sessionRowWrites, on the state the decider held) and a run start's checks, in one round trip
- * and one commit. An `inTransaction` caller gets the ordinary transaction instead.
+ * and one commit.
  */
-function appendOptions(options: SessionExecuteOptions): { inTransaction?: InTransaction; inOneStatement?: OneStatementAppend } {
-  if (options.inTransaction !== undefined) return { inTransaction: options.inTransaction };
+function appendOptions(options: SessionExecuteOptions): { inOneStatement: OneStatementAppend } {
   const start = options.runStart;
   const check =
     start === undefined
