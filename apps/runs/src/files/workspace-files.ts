@@ -8,6 +8,7 @@ import { streamProcess, type StreamedProcess } from '../runtime/shell/sandbox-st
 import type { ShellRunner } from '../runtime/shell/shell-runner';
 import { WorkspaceDiskUnavailable, type WorkspaceDisks } from '../runtime/workspace-disk';
 import { DELETE_SCRIPT, FILE_SCRIPT_EXIT, READ_SCRIPT, UPLOAD_CLEANUP_SCRIPT, UPLOAD_COMMIT_MARK_LENGTH, WRITE_SCRIPT } from './file-scripts';
+import { stdinWriter } from './stdin-writer';
 import { readHead } from './stream-reading';
 
 /** A whole file operation (a 100 MiB transfer included) never runs longer than this; stalls end it much sooner. */
@@ -117,16 +118,11 @@ export class WorkspaceFiles {
     process.stdout.on('data', (chunk: Buffer) => {
       if (output.length < 64 * 1024) output = Buffer.concat([output, chunk]);
     });
-    const ended = process.finished.then(
-      () => true,
-      () => true,
-    );
+    const writeToStdin = stdinWriter(process.stdin, process.finished);
     return {
       write: async (chunk) => {
-        const written = new Promise<boolean>((resolve) => process.stdin.write(chunk, (error) => resolve(error === null || error === undefined)));
         // A writer that ended (the quota reached mid-way) reads no more: its outcome is the answer.
-        const ok = await Promise.race([written, ended.then(() => false)]);
-        if (!ok) {
+        if (!(await writeToStdin(chunk))) {
           await this.outcome(running);
           throw new DomainError('internal_error', 'the upload ended early; try again');
         }
