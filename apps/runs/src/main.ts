@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { bootstrapService, MIGRATE_COMMAND, MigrationTarget, runMigrateCommand, serviceCommand } from '@interns/service-runtime';
+import { LEAN_NATS_HANDLERS } from '@interns/messaging';
 import { JsonLogger } from '@interns/observability';
 import { RUNS_MIGRATIONS } from './migrations';
 import { RunsModule } from './runs.module';
@@ -16,6 +17,7 @@ try {
     ...migrationTarget,
     port: (config) => config.runsPort,
     rootModule: (deps) => RunsModule.forRoot(deps),
+    leanHandlers: (app) => app.get(LEAN_NATS_HANDLERS),
   });
 } catch (error) {
   new Logger('runs').fatal('failed to start', error);

@@ -3,9 +3,9 @@ import { pingNatsController } from '@interns/service-runtime';
 import type { ServiceDeps } from '@interns/service-runtime';
 import { CursorCodec } from '@interns/contracts';
 import { IntegrationEventsRelay, PostgresEventStore } from '@interns/event-store';
-import { SessionChannel } from '@interns/messaging';
+import { LEAN_NATS_HANDLERS, SessionChannel } from '@interns/messaging';
 import { ModelProviders } from './agent/model-providers';
-import { chatNatsController } from './chat/chat.nats.controller';
+import { chatLeanHandlers } from './chat/chat.lean-handlers';
 import { InternLookup } from './chat/intern-lookup';
 import { sessionEventsTranslator } from './integration-events/session-integration-events';
 import { TurnsService } from './chat/turns.service';
@@ -163,7 +163,6 @@ export class RunsModule {
       imports: [RuntimeModule.forRoot({ subjects, driver, host, terminals })],
       controllers: [
         pingNatsController('runs', subjects.runs.ping),
-        chatNatsController(subjects.runs),
         runResourcesNatsController(subjects.runs),
         retentionNatsController(subjects.runs),
         filesNatsController(subjects.runs),
@@ -172,6 +171,7 @@ export class RunsModule {
       providers: [
         { provide: RunChunkStreamSetup, useValue: new RunChunkStreamSetup(() => ensureRunChunkStream(nc, subjects, config)) },
         { provide: TurnsService, useValue: turns },
+        { provide: LEAN_NATS_HANDLERS, useValue: chatLeanHandlers(subjects.runs, turns) },
         // Its subscription to lifecycle's intern notices opens and closes with the application.
         { provide: InternLookup, useValue: interns },
         {

@@ -17,6 +17,11 @@ import { serviceErrorPayloadOf } from './domain-error.filter';
  */
 export interface LeanNatsHandler<Req = never, Res = unknown> {
   readonly subject: string;
+  /**
+   * The handling logs or asks other services (a chat turn): its work runs inside the request's AsyncLocalStorage
+   * context, so log lines and further requests carry its correlation id, tracing on or off. Hot reads leave it unset.
+   */
+  readonly entersRequestContext?: boolean;
   handle(request: Req): Promise<Res>;
 }
 
@@ -28,6 +33,8 @@ export interface LeanRequest {
   readonly subject: string;
   readonly correlationId: string | undefined;
   readonly headers: MsgHdrs | undefined;
+  /** The handler's `entersRequestContext`. */
+  readonly entersRequestContext: boolean;
 }
 
 /**
@@ -52,11 +59,11 @@ function bodyReplyOptions(): { headers: MsgHdrs } {
 /**
  * Handles one request message and publishes its reply (a body reply, or an error packet as Nest would send
  * it: `{ err, isDisposed }`). Never rejects. Log lines name the request's `correlation_id` explicitly: no
- * AsyncLocalStorage context is entered here (with tracing on, the observer enters one).
+ * AsyncLocalStorage context is entered here (the observer enters one with tracing on, or when the handler asks).
  */
 export async function serveLeanRequest(handler: LeanNatsHandler<unknown>, message: Msg, observe: LeanRequestObserver): Promise<void> {
   const correlationId = message.headers?.get(CORRELATION_HEADER) || undefined;
-  const request: LeanRequest = { subject: handler.subject, correlationId, headers: message.headers };
+  const request: LeanRequest = { subject: handler.subject, correlationId, headers: message.headers, entersRequestContext: handler.entersRequestContext === true };
   try {
     const response = await observe(request, () => handler.handle(parseRequestData(message)));
     message.respond(encoder.encode(JSON.stringify(response)), bodyReplyOptions());

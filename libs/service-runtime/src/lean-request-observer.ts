@@ -21,8 +21,8 @@ function labelOf(subject: string): string {
 /**
  * What NatsRequestContextInterceptor and NatsHandlerMetricsInterceptor do for `@MessagePattern` handlers, for
  * the lean path: the same metrics, the same span and debug line. The request's AsyncLocalStorage context is
- * entered only with tracing on: on Node 20 entering one turns on promise hooks for the process, and a lean
- * handler (a hot read) neither logs nor makes further RPCs that would need the correlation id from it.
+ * entered with tracing on, or when the handler logs and asks further (`entersRequestContext`: a chat turn); a hot
+ * read does neither, and entering one costs every promise the handling makes a hook.
  */
 export const observeLeanRequest: LeanRequestObserver = async (request, handle) => {
   const subject = labelOf(request.subject);
@@ -30,7 +30,9 @@ export const observeLeanRequest: LeanRequestObserver = async (request, handle) =
   const traceContext = startNatsServerSpan(request.subject, request.headers, request.correlationId);
   try {
     const response =
-      traceContext === undefined ? await handle() : await runInRequestContext({ correlationId: request.correlationId, traceContext }, handle);
+      traceContext === undefined && !request.entersRequestContext
+        ? await handle()
+        : await runInRequestContext({ correlationId: request.correlationId, traceContext }, handle);
     recordHandled(subject, 'ok', startedAt);
     endSpan(spanOf(traceContext));
     debugLine(request.correlationId, subject, 'ok', startedAt);
