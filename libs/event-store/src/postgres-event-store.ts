@@ -1,7 +1,8 @@
 // Longer than 300 lines on purpose: every way an append is written (a transaction, the caller's one statement, a replay) in the one class that owns the tables.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import { isUniqueViolation, pgErrorFields } from '@interns/database';
+import { isUniqueViolation, pgErrorFields, poolOf } from '@interns/database';
 import { ConcurrencyError } from './concurrency.error';
 import type { NewEvent, StoredEvent } from './event.types';
 import {
@@ -91,6 +92,10 @@ export class PostgresEventStore {
   private readonly projections: InlineProjection[];
   private readonly upcast: UpcastFn;
   private readonly maxEventBytes: number;
+  /** The data source's own pg pool, for one-statement appends (taken at the first). */
+  private pool: pg.Pool | null = null;
+  /** A prepared statement's name per one-statement append SQL text. */
+  private readonly statementNames = new Map<string, string>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -187,9 +192,26 @@ export class PostgresEventStore {
           `"schema_version":${event.schemaVersion},"data":${event.dataJson},"metadata":${event.metadataJson}}`,
       )
       .join(',')}]`;
-    const rows: AppendedRow[] = await this.dataSource.query(statement.sql, [streamId, streamType, expectedVersion, eventsJson, ...statement.params]);
+    // A named statement on the data source's own pool, past TypeORM's per-query runner: each connection parses it
+    // once, and a chat turn runs two of these on its client's path (the start, the ending).
+    this.pool ??= poolOf(this.dataSource);
+    const { rows } = await this.pool.query<AppendedRow>({
+      name: this.statementName(statement.sql),
+      text: statement.sql,
+      values: [streamId, streamType, expectedVersion, eventsJson, ...statement.params],
+    });
     if (rows.length === 0) throw new ConcurrencyError(streamId, expectedVersion, await this.currentVersion(this.dataSource.manager, streamId));
     return { nextVersion: expectedVersion + prepared.length, events: storedFrom(pending, rows) };
+  }
+
+  /** One name per SQL text (PostgreSQL keeps at most 63 bytes of a name). */
+  private statementName(sql: string): string {
+    let name = this.statementNames.get(sql);
+    if (name === undefined) {
+      name = `append_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+      this.statementNames.set(sql, name);
+    }
+    return name;
   }
 
   private async currentVersion(manager: EntityManager, streamId: string): Promise<number> {
