@@ -14,6 +14,12 @@ export function checkpointOf(event: Pick<StoredEvent, 'transactionId' | 'globalP
 
 const ORIGIN: TailCheckpoint = { transactionId: '0', position: '0' };
 
+/** A read of the tail: the events safe to process, and whether committed ones after them are held back. */
+export interface TailBatch {
+  events: StoredEvent[];
+  heldBack: boolean;
+}
+
 /**
  * Reads committed events in an order no later commit can insert into.
  *
@@ -37,18 +43,33 @@ export class EventTail {
   }
 
   async readAfter(checkpoint: TailCheckpoint | null, limit: number, manager?: EntityManager): Promise<StoredEvent[]> {
+    return (await this.readBatchAfter(checkpoint, limit, manager)).events;
+  }
+
+  /**
+   * As `readAfter`, and whether committed events after those wait on an older transaction still running (anywhere
+   * in the cluster): a reader that was told of new work then knows it is held back, not done, and retries soon
+   * rather than at its next poll.
+   */
+  async readBatchAfter(checkpoint: TailCheckpoint | null, limit: number, manager?: EntityManager): Promise<TailBatch> {
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`limit must be a positive integer, got ${limit}`);
     const from = checkpoint ?? ORIGIN;
-    const rows: EventRow[] = await (manager ?? this.dataSource.manager).query(
-      `SELECT ${EVENT_COLUMNS}
+    // Every row this snapshot sees after the checkpoint, in order: the safe ones (older than every transaction
+    // still running) come first, since the order is by transaction id.
+    const rows: (EventRow & { held: boolean })[] = await (manager ?? this.dataSource.manager).query(
+      `SELECT ${EVENT_COLUMNS}, e.transaction_id >= pg_snapshot_xmin(pg_current_snapshot()) AS held
          FROM ${this.tables.events} e JOIN ${this.tables.streams} s ON s.stream_id = e.stream_id
         WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
-          AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY e.transaction_id, e.global_position
         LIMIT $3`,
       [from.transactionId, from.position, limit],
     );
-    return rows.map(toStoredEvent);
+    const events: StoredEvent[] = [];
+    for (const row of rows) {
+      if (row.held) return { events, heldBack: true };
+      events.push(toStoredEvent(row));
+    }
+    return { events, heldBack: false };
   }
 
   /**

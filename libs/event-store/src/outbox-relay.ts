@@ -138,8 +138,9 @@ export class OutboxRelay {
     if (this.checkpoint === undefined) {
       this.checkpoint = await this.tail.loadCheckpoint(this.options.checkpointName, leader.manager);
     }
-    const batch = await this.tail.readAfter(this.checkpoint, this.batchSize, leader.manager);
-    if (batch.length === 0) return 'idle';
+    const { events: batch, heldBack } = await this.tail.readBatchAfter(this.checkpoint, this.batchSize, leader.manager);
+    // Held back: a commit is there but waits on an older transaction elsewhere; the loop looks again soon.
+    if (batch.length === 0) return heldBack ? 'held' : 'idle';
     // One at a time, so the stream holds messages in tail order.
     let published = 0;
     for (const event of batch) {
@@ -159,6 +160,7 @@ export class OutboxRelay {
     await this.tail.saveCheckpoint(this.options.checkpointName, last, leader.manager);
     this.checkpoint = checkpointOf(last);
     this.metrics.published(published);
+    if (heldBack) return 'held';
     return batch.length < this.batchSize ? 'idle' : 'more';
   }
 

@@ -6,7 +6,7 @@ import { openDatabase } from '@interns/database';
 import { createTestDatabase, type TestDatabase } from '@interns/testing';
 import type { NewEvent, StoredEvent } from './event.types';
 import { eventStoreMigration } from './event-store.migration';
-import { EventTail } from './event-tail';
+import { checkpointOf, EventTail } from './event-tail';
 import { PostgresEventStore } from './postgres-event-store';
 
 const SCHEMA = 'tail_spec';
@@ -254,6 +254,25 @@ describe('EventTail (gap safety)', () => {
       expect(horizonOnly.seen).toEqual([fromA]);
     } finally {
       await Promise.all([a.end(), b.end()]);
+    }
+  });
+
+  it('says when committed events wait on an older transaction still running, so a woken reader looks again soon', async () => {
+    const checkpoint = checkpointOf(await lastEvent());
+    const older = new pg.Client({ connectionString: db.url });
+    await older.connect();
+    try {
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()'); // an id older than the append below, still running
+      const streamId = `held-${randomUUID()}`;
+      await store.appendToStream(streamId, 'gap', 0, events(1));
+      await expect(tail.readBatchAfter(checkpoint, 10)).resolves.toEqual({ events: [], heldBack: true });
+      await older.query('COMMIT');
+      // (A transaction of another test file, elsewhere in the cluster, may hold it a moment longer.)
+      await eventually(async () => (await tail.readBatchAfter(checkpoint, 10)).events.length > 0, 'the event once the older transaction committed');
+      expect((await tail.readBatchAfter(checkpoint, 10)).events.map((event) => event.streamId)).toEqual([streamId]);
+    } finally {
+      await older.end();
     }
   });
 

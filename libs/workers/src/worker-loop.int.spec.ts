@@ -180,6 +180,24 @@ describe('WorkerLoop', () => {
     expect(roundsAt).toHaveLength(3);
   });
 
+  it('looks again soon, not at the next poll, while a round reports its work held back', async () => {
+    const outcomes: RoundOutcome[] = ['held', 'held', 'held', 'idle'];
+    const roundsAt: number[] = [];
+    const held = loop({
+      pollIntervalMs: 60_000,
+      round: async (): Promise<RoundOutcome> => {
+        roundsAt.push(Date.now());
+        return outcomes.shift() ?? 'idle';
+      },
+    });
+    held.start();
+    // Three held rounds: looked at again after 10, 20 and 40 ms, then idle until the poll, a minute away.
+    await eventually(() => roundsAt.length === 4, 'the rounds after the held ones', 2_000);
+    await sleep(100);
+    expect(roundsAt).toHaveLength(4);
+    expect(roundsAt[3] - roundsAt[0]).toBeGreaterThanOrEqual(60);
+  });
+
   it('goes on at once while rounds report more work; without a lease every replica works', async () => {
     let rounds = 0;
     const round = async (): Promise<RoundOutcome> => ((rounds += 1) < 50 ? 'more' : 'idle');

@@ -9,8 +9,15 @@ export interface WorkerLogger {
   error(message: string): void;
 }
 
-/** `more`: there is work left, go again at once; `idle`: wait for the poll interval (or a wake). */
-export type RoundOutcome = 'idle' | 'more';
+/**
+ * `more`: there is work left, go again at once; `idle`: wait for the poll interval (or a wake); `held`: there is
+ * work, but it waits on something else finishing first (an older transaction): look again soon, after
+ * HELD_FIRST_RETRY_MS, doubling while it stays held, never later than the poll interval.
+ */
+export type RoundOutcome = 'idle' | 'more' | 'held';
+
+/** The first look again after a `held` round. */
+export const HELD_FIRST_RETRY_MS = 10;
 
 /**
  * One round of work, with or without a lease. With one, it runs only on the replica holding it and gets the
@@ -68,6 +75,8 @@ export class WorkerLoop {
   private unsubscribe: (() => void) | null = null;
   private failures = 0;
   private lastError: string | null = null;
+  /** `held` rounds in a row. */
+  private heldRounds = 0;
 
   constructor(private readonly options: WorkerLoopOptions) {
     this.logger = options.logger ?? console;
@@ -133,7 +142,9 @@ export class WorkerLoop {
         await this.backOff(error);
         continue;
       }
+      this.heldRounds = outcome === 'held' ? this.heldRounds + 1 : 0;
       if (outcome === 'idle') await this.sleep(this.options.pollIntervalMs);
+      if (outcome === 'held') await this.sleep(Math.min(HELD_FIRST_RETRY_MS * 2 ** (this.heldRounds - 1), this.options.pollIntervalMs));
     }
     await this.options.onStopped?.();
     await this.resign();
