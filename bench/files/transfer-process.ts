@@ -83,5 +83,5 @@ function serveOneMove(): void {
   process.send?.({ ready: true });
 }
 
-// Run as its own process: moveInChild forks this file.
+// Run as its own process: startMover forks this file.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) serveOneMove();
