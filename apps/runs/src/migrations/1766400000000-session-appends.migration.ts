@@ -68,9 +68,29 @@ export class SessionAppends1766400000000 implements MigrationInterface {
         END LOOP;
       END
       $$`);
-    // p_start: null, or {intern_id, halt_seq, max_runs, going_statuses} for an append that starts a run.
-    await runner.query(`
-      CREATE FUNCTION runs.append_session(p_stream_id text, p_stream_type text, p_expected integer, p_events jsonb,
+    // p_start: null, or {intern_id, halt_seq, max_runs, going_statuses} for an append that starts a run (going_statuses
+    // unused since GoingRunsCount1766500000000).
+    await runner.query(appendSessionFunction('CREATE FUNCTION', GOING_FROM_START_ARGUMENT));
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query('DROP FUNCTION runs.append_session(text, text, integer, jsonb, jsonb, jsonb)');
+    await runner.query('DROP FUNCTION runs.apply_session_rows(jsonb)');
+    await runner.query('DROP FUNCTION runs.halt_intern(uuid)');
+    await runner.query('DROP TABLE runs.intern_halts');
+  }
+}
+
+/** How the first version counted a run as going: by the statuses the start passed (`going_statuses`). */
+export const GOING_FROM_START_ARGUMENT = "r.status IN (SELECT jsonb_array_elements_text(p_start->'going_statuses'))";
+
+/**
+ * The statement that makes `runs.append_session`, counting the intern's going runs where `goingRun` holds (over
+ * `runs.runs r`). Shared by this migration and GoingRunsCount1766500000000, which changed only that condition.
+ */
+export function appendSessionFunction(create: 'CREATE FUNCTION' | 'CREATE OR REPLACE FUNCTION', goingRun: string): string {
+  return `
+      ${create} runs.append_session(p_stream_id text, p_stream_type text, p_expected integer, p_events jsonb,
           p_rows jsonb, p_start jsonb)
         RETURNS TABLE (global_position text, transaction_id text, stream_version integer, created_at timestamptz)
         LANGUAGE plpgsql AS $$
@@ -92,19 +112,11 @@ export class SessionAppends1766400000000 implements MigrationInterface {
         PERFORM runs.apply_session_rows(p_rows);
         IF p_start IS NOT NULL THEN
           SELECT count(*) INTO going FROM runs.runs r
-            WHERE r.intern_id = intern AND r.status IN (SELECT jsonb_array_elements_text(p_start->'going_statuses'));
+            WHERE r.intern_id = intern AND ${goingRun};
           IF going > (p_start->>'max_runs')::integer THEN
             RAISE EXCEPTION 'the intern has all its runs going' USING ERRCODE = 'R0002';
           END IF;
         END IF;
       END
-      $$`);
-  }
-
-  async down(runner: QueryRunner): Promise<void> {
-    await runner.query('DROP FUNCTION runs.append_session(text, text, integer, jsonb, jsonb, jsonb)');
-    await runner.query('DROP FUNCTION runs.apply_session_rows(jsonb)');
-    await runner.query('DROP FUNCTION runs.halt_intern(uuid)');
-    await runner.query('DROP TABLE runs.intern_halts');
-  }
+      $$`;
 }

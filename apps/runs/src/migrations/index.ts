@@ -8,6 +8,7 @@ import { WorkspaceDiskLeases1766100000000 } from './1766100000000-workspace-disk
 import { TerminalSessions1766200000000 } from './1766200000000-terminal-sessions.migration';
 import { OneRunStatus1766300000000 } from './1766300000000-one-run-status.migration';
 import { SessionAppends1766400000000 } from './1766400000000-session-appends.migration';
+import { GoingRunsCount1766500000000 } from './1766500000000-going-runs-count.migration';
 
 /** Where the runs service keeps its tables and its event store. */
 export const RUNS_SCHEMA = 'runs';
@@ -26,4 +27,5 @@ export const RUNS_MIGRATIONS = [
   OneRunStatus1766300000000,
   appendFunctionMigration('runs', 1766350000000),
   SessionAppends1766400000000,
+  GoingRunsCount1766500000000,
 ];

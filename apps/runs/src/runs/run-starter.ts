@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '@interns/contracts';
 import { pgErrorFields } from '@interns/database';
 import { eventMetadata } from '@interns/event-store';
-import { GOING_RUN_STATUSES } from '@interns/runs-domain';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
 import { LiveRun } from './live-run';
 import type { OrphanReaper } from './orphan-reaper';
@@ -82,7 +81,7 @@ export class RunStarter {
     });
     const metadata = eventMetadata({ correlationId: start.correlationId, actor: start.callerId });
     const options = {
-      runStart: { internId: start.internId, haltSeq: start.haltSeq, maxRuns: this.maxRunsPerIntern, goingStatuses: GOING_RUN_STATUSES },
+      runStart: { internId: start.internId, haltSeq: start.haltSeq, maxRuns: this.maxRunsPerIntern },
     };
     let started;
     try {

@@ -42,7 +42,6 @@ export interface RunStartCheck {
   internId: string;
   haltSeq: number;
   maxRuns: number;
-  goingStatuses: readonly string[];
 }
 
 export interface SessionExecuteFromOptions extends SessionExecuteOptions {
@@ -113,7 +112,7 @@ function appendOptions(options: SessionExecuteOptions): { inOneStatement: OneSta
   const check =
     start === undefined
       ? null
-      : JSON.stringify({ intern_id: start.internId, halt_seq: start.haltSeq, max_runs: start.maxRuns, going_statuses: start.goingStatuses });
+      : JSON.stringify({ intern_id: start.internId, halt_seq: start.haltSeq, max_runs: start.maxRuns });
   return {
     inOneStatement: (pending, stateBefore) => ({
       sql: 'SELECT * FROM runs.append_session($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb)',
