@@ -54,12 +54,19 @@ export class EventTail {
   async readBatchAfter(checkpoint: TailCheckpoint | null, limit: number, manager?: EntityManager): Promise<TailBatch> {
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`limit must be a positive integer, got ${limit}`);
     const from = checkpoint ?? ORIGIN;
-    // Every row this snapshot sees after the checkpoint, in order: the safe ones (older than every transaction
-    // still running) come first, since the order is by transaction id.
+    // The safe rows (older than every transaction still running), and at most one held row after them, the first:
+    // enough to say the tail is held back without reading what waits (one probe of the tail's index).
     const rows: (EventRow & { held: boolean })[] = await (manager ?? this.dataSource.manager).query(
-      `SELECT ${EVENT_COLUMNS}, e.transaction_id >= pg_snapshot_xmin(pg_current_snapshot()) AS held
-         FROM ${this.tables.events} e JOIN ${this.tables.streams} s ON s.stream_id = e.stream_id
+      `WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            first_held AS (
+              SELECT h.transaction_id, h.global_position FROM horizon, ${this.tables.events} h
+               WHERE (h.transaction_id, h.global_position) > ($1::xid8, $2::bigint) AND h.transaction_id >= horizon.xmin
+               ORDER BY h.transaction_id, h.global_position LIMIT 1)
+       SELECT ${EVENT_COLUMNS}, e.transaction_id >= horizon.xmin AS held
+         FROM horizon, ${this.tables.events} e JOIN ${this.tables.streams} s ON s.stream_id = e.stream_id
         WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+          AND (e.transaction_id < horizon.xmin
+            OR (e.transaction_id, e.global_position) <= (SELECT transaction_id, global_position FROM first_held))
         ORDER BY e.transaction_id, e.global_position
         LIMIT $3`,
       [from.transactionId, from.position, limit],
