@@ -1,4 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,8 +8,50 @@ import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { TEST_JETSTREAM_MAX_BYTES } from './test-streams';
 
+/**
+ * Ports handed out for services to listen on, seconds later. Taken below the kernel's ephemeral range (Linux:
+ * 32768-60999), where no outgoing connection can take one meanwhile: a port the kernel chose for `listen(0)` and
+ * freed again is the next one an outgoing connection (to PostgreSQL, NATS, ...) may be given, and a runs process
+ * then failed to start with EADDRINUSE. Each jest worker draws from a band of its own (JEST_WORKER_ID; band 0 for
+ * anything else), in turn from a random start, and a port that does not listen now is skipped.
+ */
+const FIRST_BAND_PORT = 20_000;
+const BAND_PORTS = 1_000;
+const BANDS = 12;
+let nextBandPort: number | null = null;
+
+/** A TCP port that is free now and that nothing but a listener of ours should take before it is used. */
+export async function freePort(): Promise<number> {
+  if (ephemeralRangeStart() <= FIRST_BAND_PORT + BANDS * BAND_PORTS) return anyFreePort();
+  const band = FIRST_BAND_PORT + (Number(process.env.JEST_WORKER_ID ?? 0) % BANDS) * BAND_PORTS;
+  nextBandPort ??= band + randomInt(BAND_PORTS);
+  for (let tried = 0; tried < BAND_PORTS; tried += 1) {
+    const port: number = nextBandPort;
+    nextBandPort = band + ((port - band + 1) % BAND_PORTS);
+    if (await listens(port)) return port;
+  }
+  return anyFreePort();
+}
+
+/** The first port of the kernel's range for outgoing connections (Linux), or 0 when it cannot be read. */
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function listens(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+  });
+}
+
 /** A TCP port that was free a moment ago: listen on 0, read the port, close. */
-export function freePort(): Promise<number> {
+function anyFreePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);
