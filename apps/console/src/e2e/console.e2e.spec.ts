@@ -229,7 +229,11 @@ describe('the console in a browser', () => {
     await page.getByText('Saved.').waitFor();
     await page.reload();
     await page.getByRole('heading', { name: internName, level: 1 }).waitFor();
-    await expect(page.getByLabel(/One host per line/).inputValue()).resolves.toBe('pypi.org\n*.pythonhosted.org');
+    // The field shows empty until the policy's own request answers: wait for it rather than read it before then.
+    const allowAfterReload = page.getByLabel(/One host per line/);
+    const allowId = await allowAfterReload.getAttribute('id');
+    await page.waitForFunction(`(document.getElementById(${JSON.stringify(allowId)})?.value ?? '') !== ''`);
+    await expect(allowAfterReload.inputValue()).resolves.toBe('pypi.org\n*.pythonhosted.org');
     await page.getByText('No requests yet').waitFor();
     await checkPage(page, 'egress');
   });
