@@ -6,7 +6,8 @@ import { requiredEnv, runAsProcess } from '../shared/bench-kit';
  * The baseline of the chat turn benchmark: one process, plain `node:http`, no authentication, no NATS, no
  * database. It answers any `POST` with the answer the platform gave to one real `/say hi` turn, captured by
  * the benchmark: the same status and headers, and the same SSE bytes (role, content, finish and final chunks,
- * `[DONE]`), written as soon as the request body has been read.
+ * `[DONE]`), written as soon as the request body has been read (or, with a delay, the headers then and the events
+ * that long after, as a model's time to its first token).
  */
 export interface CapturedAnswer {
   /** Response headers as the client received them, minus those node:http writes itself (date, transfer-encoding). */
@@ -23,7 +24,8 @@ export interface BareSseServer {
   close(): Promise<void>;
 }
 
-export async function startBareSseServer(options: { answer: CapturedAnswer; port: number }): Promise<BareSseServer> {
+export async function startBareSseServer(options: { answer: CapturedAnswer; port: number; delayMs?: number }): Promise<BareSseServer> {
+  const delayMs = options.delayMs ?? 0;
   const headers = Object.entries(options.answer.headers).filter(([name]) => !NODE_MANAGED_HEADERS.has(name.toLowerCase()));
   const body = Buffer.from(options.answer.body, 'base64');
 
@@ -41,7 +43,8 @@ export async function startBareSseServer(options: { answer: CapturedAnswer; port
     request.once('end', () => {
       response.writeHead(200, Object.fromEntries(headers));
       response.flushHeaders();
-      response.end(body);
+      if (delayMs === 0) response.end(body);
+      else setTimeout(() => response.end(body), delayMs);
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -63,6 +66,6 @@ export async function startBareSseServer(options: { answer: CapturedAnswer; port
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   runAsProcess('bare SSE server', async () => {
     const answer = JSON.parse(requiredEnv('BARE_ANSWER')) as CapturedAnswer;
-    return startBareSseServer({ answer, port: Number(requiredEnv('BARE_PORT')) });
+    return startBareSseServer({ answer, port: Number(requiredEnv('BARE_PORT')), delayMs: Number(process.env.BARE_DELAY_MS ?? 0) });
   });
 }

@@ -1,6 +1,7 @@
 import type { ElicitationQuestion, ParsedAnswer, Question } from '@interns/contracts';
 import { shellAnswer, shellConsent } from '@interns/runs-domain';
-import type { ConversationMessage, ModelToolCall } from '../agent/model-provider';
+import type { EarlyModelTurn } from '../agent/early-model-turn';
+import type { ConversationMessage, ModelStreamEvent, ModelToolCall, ModelTurnRequest } from '../agent/model-provider';
 import { AGENT_TOOL_SPECS, parseToolCall } from '../agent/tools/agent-tools';
 import { shellRefusal } from '../agent/tools/shell.tool';
 import type { RunEnvironment, RunSpec } from './run-spec';
@@ -36,17 +37,20 @@ export class AgentLoop {
     private readonly spec: RunSpec,
     private readonly env: RunEnvironment,
     private readonly run: RunControls,
+    /** The first turn, already asked for (EarlyModelTurn); null: the loop asks for it like every other. */
+    private readonly firstTurn: EarlyModelTurn | null = null,
   ) {}
 
   async execute(): Promise<'stop' | 'length'> {
-    const messages: ConversationMessage[] = [];
-    if (this.spec.instructions) messages.push({ role: 'system', content: this.spec.instructions });
-    messages.push({ role: 'user', content: this.spec.prompt });
+    const messages = openingMessages(this.spec);
     for (let turn = 1; ; turn++) {
       this.run.checkGoing();
+      const early = turn === 1 ? this.firstTurn : null;
+      const at = early?.requestedAt ?? new Date().toISOString();
       // Written with the turn's own record (or the run's ending): nothing waits on it alone.
-      this.run.recorder.defer([{ type: 'ModelRequested', data: { runId: this.spec.runId, turn, at: new Date().toISOString() } }]);
-      const { text, calls } = await this.modelTurn(messages);
+      this.run.recorder.defer([{ type: 'ModelRequested', data: { runId: this.spec.runId, turn, at } }]);
+      const events = early?.stream() ?? this.spec.provider.streamTurn({ ...modelTurnRequest(this.spec, messages), signal: this.run.signal });
+      const { text, calls } = await this.modelTurn(events);
       messages.push({ role: 'assistant', content: text, toolCalls: calls });
       if (calls.length === 0) {
         const steered = this.run.takeSteering();
@@ -63,12 +67,11 @@ export class AgentLoop {
   }
 
   /** Streams one model turn to the client; records its output and usage once the turn is over. */
-  private async modelTurn(messages: ConversationMessage[]): Promise<{ text: string; calls: ModelToolCall[] }> {
+  private async modelTurn(turn: AsyncIterable<ModelStreamEvent>): Promise<{ text: string; calls: ModelToolCall[] }> {
     const { recorder } = this.run;
     const calls: ModelToolCall[] = [];
     let text = '';
     const usage = { promptTokens: 0, completionTokens: 0, reported: false };
-    const turn = this.spec.provider.streamTurn({ model: this.spec.model, messages, tools: AGENT_TOOL_SPECS, signal: this.run.signal });
     for await (const event of turn) {
       this.run.checkGoing();
       if (event.type === 'content') {
@@ -139,4 +142,17 @@ export class AgentLoop {
     if (answer.kind === 'elicitation' && answer.answer.action === 'cancel') this.run.stopByCaller();
     return JSON.stringify(answer.kind === 'elicitation' ? answer.answer : { action: 'decline' });
   }
+}
+
+/** The conversation a run opens with: the intern's instructions, if any, then the prompt. */
+export function openingMessages(spec: Pick<RunSpec, 'instructions' | 'prompt'>): ConversationMessage[] {
+  const messages: ConversationMessage[] = [];
+  if (spec.instructions) messages.push({ role: 'system', content: spec.instructions });
+  messages.push({ role: 'user', content: spec.prompt });
+  return messages;
+}
+
+/** A model turn of the run over `messages` (without its signal): the run's model, the agent's tools. */
+export function modelTurnRequest(spec: Pick<RunSpec, 'model'>, messages: ConversationMessage[]): Omit<ModelTurnRequest, 'signal'> {
+  return { model: spec.model, messages, tools: AGENT_TOOL_SPECS };
 }

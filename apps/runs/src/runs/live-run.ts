@@ -5,6 +5,7 @@ import { chunkIdOf, DomainError } from '@interns/contracts';
 import type { ParsedAnswer, Question, SessionMessage, SessionMessageReply } from '@interns/contracts';
 import { runUsage } from '@interns/runs-domain';
 import type { SessionEvent } from '@interns/runs-domain';
+import type { EarlyModelTurn } from '../agent/early-model-turn';
 import { ModelProviderError } from '../agent/model-provider';
 import { FALLBACK_ANSWER } from '../agent/tools/ask-user.tool';
 import { OwnedSession } from '../sessions/owned-session';
@@ -57,12 +58,17 @@ export class LiveRun {
   /** Settles when the run has ended and its ending is recorded. */
   readonly finished: Promise<void>;
 
-  /** `session`: the session right after the run started; the run records on from it. */
+  /**
+   * `session`: the session right after the run started; the run records on from it. `firstTurn`: the model turn
+   * asked for while the start was recorded (RunStarter), read as the loop's first; null: the loop asks for it.
+   */
   constructor(
     private readonly spec: RunSpec,
     private readonly env: RunEnvironment,
     session: SessionSnapshot,
+    private readonly firstTurn: EarlyModelTurn | null = null,
   ) {
+    firstTurn?.follow(this.abort.signal);
     this.recorder = new RunRecorder(new OwnedSession(env.streams, spec.sessionId, session), spec);
     this.log = RunChunkLog.of(env.nc, env.subjects.runs.chunks(spec.runId));
     this.state = initialRunState(spec);
@@ -240,7 +246,7 @@ export class LiveRun {
   private async execute(): Promise<void> {
     let result: RunInput;
     try {
-      const finish = await new AgentLoop(this.spec, this.env, this.controls()).execute();
+      const finish = await new AgentLoop(this.spec, this.env, this.controls(), this.firstTurn).execute();
       result = { type: 'loop_finished', finish, at: now() };
     } catch (error) {
       result = { type: 'loop_failed', failure: failureOf(error), at: now() };

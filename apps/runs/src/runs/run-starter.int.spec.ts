@@ -2,7 +2,8 @@
  * RunStarter on the real store and NATS with the scripted model: a start is recorded as going with this replica
  * as owner and held by the registry; MAX_RUNS_PER_INTERN refuses a start past it (the refused start leaves no
  * trace), also when the starts come at once; a start from a lookup older than the intern's runs being ended is
- * refused; runs left behind by a replica that died are reaped once, and the start goes through.
+ * refused; runs left behind by a replica that died are reaped once, and the start goes through. The run's first
+ * model turn is asked for while the start statement is still waiting, and a refused start aborts it.
  */
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -13,6 +14,7 @@ import { openDatabase } from '@interns/database';
 import { type EventMetadata, PostgresEventStore } from '@interns/event-store';
 import { SessionChannel } from '@interns/messaging';
 import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
+import type { ModelStreamEvent, ModelTurnRequest } from '../agent/model-provider';
 import { ScriptedModelProvider } from '../agent/providers/scripted.provider';
 import { RUNS_MIGRATIONS, RUNS_SCHEMA } from '../migrations';
 import type { RuntimeDriver } from '../runtime/runtime-driver';
@@ -25,6 +27,16 @@ import type { RunEnvironment } from './run-spec';
 import { InternHaltedError, type RunStart, RunStarter } from './run-starter';
 
 const METADATA: EventMetadata = { correlation_id: 'c-starter', causation_id: null, actor: 'member:alice' };
+
+/** The scripted model, noting each turn it is asked for (with the request's signal). */
+class NotingProvider extends ScriptedModelProvider {
+  readonly asked: ModelTurnRequest[] = [];
+
+  override streamTurn(request: ModelTurnRequest): AsyncIterable<ModelStreamEvent> {
+    this.asked.push(request);
+    return super.streamTurn(request);
+  }
+}
 
 describe('RunStarter', () => {
   const subjects = subjectsFor(testNatsPrefix());
@@ -138,5 +150,43 @@ describe('RunStarter', () => {
     const [orphan] = await dataSource.query('SELECT status, end_reason FROM runs.runs WHERE id = $1', [orphanRun]);
     expect(orphan).toEqual({ status: 'failed', end_reason: 'owner_lost' });
     expect(await goingRunsOf(internId)).toEqual([{ session_id: start.sessionId, owner_id: registry.ownerId }]);
+  });
+
+  it('asks the model for the first turn while the start statement waits, and the run reads that turn', async () => {
+    const internId = randomUUID();
+    const provider = new NotingProvider();
+    // Another transaction holds the intern's start lock: the start statement waits on it.
+    const holder = dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended('runs:intern:' || $1, 0))`, [internId]);
+      let settled = false;
+      const starting = starter.start({ ...waitingStart(internId), provider, prompt: '/say early' }).finally(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false);
+      expect(provider.asked).toHaveLength(1);
+      expect(provider.asked[0].messages).toEqual([{ role: 'user', content: '/say early' }]);
+      await holder.commitTransaction();
+      const run = await starting;
+      await run.finished;
+      // The one turn the run had was the early one: the model was not asked again.
+      expect(provider.asked).toHaveLength(1);
+      const [ended] = await dataSource.query('SELECT status, finish_reason FROM runs.runs WHERE session_id = $1', [run.sessionId]);
+      expect(ended).toEqual({ status: 'completed', finish_reason: 'stop' });
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
+
+  it('aborts the model turn it asked for when the start is refused', async () => {
+    const internId = randomUUID();
+    await dataSource.query('SELECT runs.halt_intern($1)', [internId]);
+    const provider = new NotingProvider();
+    await expect(starter.start({ ...waitingStart(internId), provider, prompt: '/sleep 60000' })).rejects.toBeInstanceOf(InternHaltedError);
+    expect(provider.asked).toHaveLength(1);
+    expect(provider.asked[0].signal.aborted).toBe(true);
+    expect(provider.asked[0].signal.reason).toBeInstanceOf(InternHaltedError);
   });
 });

@@ -3,6 +3,8 @@ import { DomainError } from '@interns/contracts';
 import { pgErrorFields } from '@interns/database';
 import { eventMetadata } from '@interns/event-store';
 import type { SessionCommand, SessionOrigin } from '@interns/runs-domain';
+import { EarlyModelTurn } from '../agent/early-model-turn';
+import { modelTurnRequest, openingMessages } from './agent-loop';
 import { LiveRun } from './live-run';
 import type { OrphanReaper } from './orphan-reaper';
 import type { RunRegistry } from './run-registry';
@@ -33,8 +35,9 @@ export class InternHaltedError extends Error {
 }
 
 /**
- * Starts runs on this replica: records the start (MAX_RUNS_PER_INTERN and the intern's halts are checked in the
- * same statement, `runs.append_session`), then lets the run go, held by the registry. An intern whose runs are all taken may have some left behind by a
+ * Starts runs on this replica: asks the model for the run's first turn (EarlyModelTurn) and records the start
+ * (MAX_RUNS_PER_INTERN and the intern's halts are checked in the same statement, `runs.append_session`) at once,
+ * then lets the run go, held by the registry; a refused start gives the model turn up. An intern whose runs are all taken may have some left behind by a
  * replica that died: those are reaped once and the start is tried again.
  */
 export class RunStarter {
@@ -83,6 +86,8 @@ export class RunStarter {
     const options = {
       runStart: { internId: start.internId, haltSeq: start.haltSeq, maxRuns: this.maxRunsPerIntern },
     };
+    // Asked for now, read once the start is recorded: the model's time to its first token overlaps the statement.
+    const firstTurn = new EarlyModelTurn(start.provider, modelTurnRequest(start, openingMessages(start)));
     let started;
     try {
       // A new session has nothing to read: one round trip less before the client's first byte.
@@ -90,12 +95,14 @@ export class RunStarter {
         ? await this.env.streams.executeNew(start.sessionId, commands, metadata, options)
         : await this.env.streams.execute(start.sessionId, commands, metadata, options);
     } catch (error) {
-      throw this.refusal(error, start.internId);
+      const refusal = this.refusal(error, start.internId);
+      firstTurn.abandon(refusal);
+      throw refusal;
     }
 
     const { openSession: _opened, haltSeq: _halts, ...spec } = start;
     // The run keeps the session as it left it here, and records on from there without reading it again.
-    const run = new LiveRun({ ...spec, runId }, this.env, { version: started.version, state: started.state });
+    const run = new LiveRun({ ...spec, runId }, this.env, { version: started.version, state: started.state }, firstTurn);
     this.registry.add(start.sessionId, run);
     return run;
   }
