@@ -92,7 +92,7 @@ export function report(input: ReportInput): void {
   log();
   log(
     `${input.turns} turns per target after ${input.warmUpTurns} warm-up turns each, interleaved, ${input.gapMs} ms apart;` +
-      ` prompt "${input.prompt}" on local/scripted`,
+      ` prompt ${JSON.stringify(input.prompt)} on local/scripted`,
   );
   log(
     `bare: node:http replaying the platform's captured answer (headers, ${input.answer.events} events,` +
