@@ -198,6 +198,41 @@ describe('WorkerLoop', () => {
     expect(roundsAt[3] - roundsAt[0]).toBeGreaterThanOrEqual(60);
   });
 
+  it('waits the quiet poll interval after a quiet round, the poll interval after an idle one, and a wake cuts either', async () => {
+    const signal = new WorkSignal();
+    const outcomes: RoundOutcome[] = ['idle', 'quiet'];
+    const roundsAt: number[] = [];
+    const quiet = loop({
+      pollIntervalMs: 30,
+      quietPollIntervalMs: 60_000,
+      signal,
+      round: async (): Promise<RoundOutcome> => {
+        roundsAt.push(Date.now());
+        return outcomes.shift() ?? 'quiet';
+      },
+    });
+    quiet.start();
+    // idle: the next round 30 ms on; quiet: none for a minute.
+    await eventually(() => roundsAt.length === 2, 'the round after the idle one', 2_000);
+    await sleep(200);
+    expect(roundsAt).toHaveLength(2);
+    signal.notify();
+    await eventually(() => roundsAt.length === 3, 'the round the wake asked for', 2_000);
+  });
+
+  it('waits the poll interval after a quiet round when no quiet poll interval is set', async () => {
+    let rounds = 0;
+    const quiet = loop({
+      pollIntervalMs: 20,
+      round: async (): Promise<RoundOutcome> => {
+        rounds += 1;
+        return 'quiet';
+      },
+    });
+    quiet.start();
+    await eventually(() => rounds >= 4, 'rounds every poll interval', 2_000);
+  });
+
   it('goes on at once while rounds report more work; without a lease every replica works', async () => {
     let rounds = 0;
     const round = async (): Promise<RoundOutcome> => ((rounds += 1) < 50 ? 'more' : 'idle');

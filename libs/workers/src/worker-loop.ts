@@ -10,11 +10,12 @@ export interface WorkerLogger {
 }
 
 /**
- * `more`: there is work left, go again at once; `idle`: wait for the poll interval (or a wake); `held`: there is
- * work, but it waits on something else finishing first (an older transaction): look again soon, after
- * HELD_FIRST_RETRY_MS, doubling while it stays held, never later than the poll interval.
+ * `more`: there is work left, go again at once; `idle`: wait for the poll interval (or a wake); `quiet`: nothing is
+ * pending or under way at all: wait for the quiet poll interval (or a wake); `held`: there is work, but it waits on
+ * something else finishing first (an older transaction): look again soon, after HELD_FIRST_RETRY_MS, doubling while
+ * it stays held, never later than the poll interval.
  */
-export type RoundOutcome = 'idle' | 'more' | 'held';
+export type RoundOutcome = 'idle' | 'quiet' | 'more' | 'held';
 
 /** The first look again after a `held` round. */
 export const HELD_FIRST_RETRY_MS = 10;
@@ -31,6 +32,11 @@ export type WorkerLoopOptions = WorkerRound & {
   /** Names the worker in its log lines and its description, e.g. `outbox relay integration-events`. */
   name: string;
   pollIntervalMs: number;
+  /**
+   * The wait after a `quiet` round; default the poll interval. Longer: a worker with nothing to do polls less often
+   * (its own replica's news still wakes it at once through `signal`).
+   */
+  quietPollIntervalMs?: number;
   /** Wait after the first failed round, doubled for each further one; default twice the poll interval. */
   firstBackoffMs?: number;
   maxBackoffMs?: number;
@@ -144,6 +150,7 @@ export class WorkerLoop {
       }
       this.heldRounds = outcome === 'held' ? this.heldRounds + 1 : 0;
       if (outcome === 'idle') await this.sleep(this.options.pollIntervalMs);
+      if (outcome === 'quiet') await this.sleep(this.options.quietPollIntervalMs ?? this.options.pollIntervalMs);
       if (outcome === 'held') await this.sleep(Math.min(HELD_FIRST_RETRY_MS * 2 ** (this.heldRounds - 1), this.options.pollIntervalMs));
     }
     await this.options.onStopped?.();

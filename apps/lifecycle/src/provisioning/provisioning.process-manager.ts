@@ -38,6 +38,8 @@ export interface ProvisioningProcessManagerOptions {
   /** RUNTIME_STOP_ATTEMPTS: refusals of a runtime stop after which the failure is recorded and retries end. */
   stopAttempts: number;
   pollIntervalMs?: number;
+  /** The poll while nothing is pending or under way (default QUIET_POLL_MS). */
+  quietPollIntervalMs?: number;
   logger?: WorkerLogger;
   now?: () => Date;
 }
@@ -47,6 +49,12 @@ const RETRY_BACKOFF = { firstMs: 200, maxMs: 5_000 };
 /** Steps in flight at once across interns (teardowns and stops are not bounded by PROVISION_CONCURRENCY). */
 const MAX_PARALLEL_STEPS = 16;
 const SHUTDOWN_GRACE_MS = 2_000;
+/**
+ * The poll while no intern has provisioning work and no step is in flight. This replica's appends wake the leader
+ * at once (WorkSignal); another replica's are seen within this, not within the poll interval. Polling every 150 ms
+ * with nothing to do kept an idle lifecycle from ever looking idle to V8 (its heap never shrank: bench:idle).
+ */
+const QUIET_POLL_MS = 1_000;
 
 /**
  * Drives provisioning and teardown step by step (ARCHITECTURE "Domain code"). One leader among the lifecycle
@@ -92,12 +100,10 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
       name: 'process manager',
       lease: options.lease,
       pollIntervalMs: options.pollIntervalMs ?? 150,
+      quietPollIntervalMs: options.quietPollIntervalMs ?? QUIET_POLL_MS,
       signal: options.signal,
       logger: this.logger,
-      round: async (leader) => {
-        await this.tick(leader.manager);
-        return 'idle';
-      },
+      round: async (leader) => ((await this.tick(leader.manager)) ? 'idle' : 'quiet'),
       onStopped: () => this.settleInFlight(),
     });
   }
@@ -133,9 +139,10 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
     clearTimeout(graceTimer);
   }
 
-  private async tick(manager: EntityManager): Promise<void> {
-    await this.releaseOverlooked();
-    await this.promoteQueued(manager);
+  /** One look at the read model; true when anything is pending or under way (else the next look can wait longer). */
+  private async tick(manager: EntityManager): Promise<boolean> {
+    const released = await this.releaseOverlooked();
+    const promoted = await this.promoteQueued(manager);
     const pending = await pendingInterns(manager);
     const now = Date.now();
     if (!this.worker.isStopping) {
@@ -149,25 +156,31 @@ export class ProvisioningProcessManager implements OnApplicationBootstrap, OnApp
       for (const item of chosen) this.launch(item);
     }
     this.forgetSettled(new Set(pending.map((item) => item.id)));
+    return released > 0 || promoted > 0 || pending.length > 0 || this.inFlight.size > 0;
   }
 
-  private async releaseOverlooked(): Promise<void> {
-    for (const internId of await this.options.installs.overlooked()) {
+  /** How many interns waiting on a recorded chat-app install were released. */
+  private async releaseOverlooked(): Promise<number> {
+    const overlooked = await this.options.installs.overlooked();
+    for (const internId of overlooked) {
       await this.options.installs.release(internId, `process-manager-${internId}`);
     }
+    return overlooked.length;
   }
 
-  /** Oldest request first, while provisioning slots are free. */
-  private async promoteQueued(manager: EntityManager): Promise<void> {
+  /** Oldest request first, while provisioning slots are free; how many were promoted. */
+  private async promoteQueued(manager: EntityManager): Promise<number> {
     const free = this.options.concurrency - (await countProvisioning(manager));
-    if (free <= 0) return;
-    for (const internId of await oldestQueued(manager, free, this.options.concurrencyPerWorkspace)) {
+    if (free <= 0) return 0;
+    const queued = await oldestQueued(manager, free, this.options.concurrencyPerWorkspace);
+    for (const internId of queued) {
       await this.options.streams.execute(
         internId,
         (): InternCommand => ({ type: 'StartProvisioning', data: { at: this.now().toISOString() } }),
         systemMetadata,
       );
     }
+    return queued.length;
   }
 
   private launch(item: PendingIntern): void {
