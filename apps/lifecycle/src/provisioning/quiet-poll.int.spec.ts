@@ -1,8 +1,9 @@
 /**
  * The provisioning process manager at rest: with no intern to provision or tear down and no step in flight, it
- * looks at the read model about once a second (QUIET_POLL_MS), not every poll interval (150 ms); a create on this
- * replica still starts provisioning at once. Measured on the database's own commit count (every look is a few
- * autocommitted statements), over a window long enough for PostgreSQL to have flushed its statistics.
+ * looks at the read model about once a second (QUIET_POLL_MS), not every poll interval (150 ms), and a create then
+ * still provisions (that the create's wake cuts the quiet wait short is WorkerLoop's spec). Measured on the
+ * database's own commit count (every look is a few autocommitted statements), over a window long enough for
+ * PostgreSQL to have flushed its statistics.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,7 +28,7 @@ describe('lifecycle: the process manager at rest', () => {
     await h?.stop();
   });
 
-  it('looks at its work about once a second while there is none, and provisions a new intern at once', async () => {
+  it('looks at its work about once a second while there is none, and provisions a new intern', async () => {
     // Start-up's own statements flushed to the statistics first.
     await sleep(1_500);
     const before = await commits(h);
@@ -37,14 +38,7 @@ describe('lifecycle: the process manager at rest', () => {
     // 14 a second now; looking every 150 ms made it about 37.
     expect(perSecond).toBeLessThan(25);
 
-    const asked = Date.now();
     const { intern } = await h.create(alice, { name: 'quiet', provision: true, model: 'acme/m1' });
-    await h.untilStatus(alice, intern.id, 'running');
-    // The create woke the leader: provisioning did not wait for the next quiet look.
-    const [started] = await h.sql<{ at: Date }>(
-      `SELECT created_at AS at FROM lifecycle.events WHERE stream_id = $1 AND type = 'ProvisioningStarted'`,
-      [`intern-${intern.id}`],
-    );
-    expect(started.at.getTime() - asked).toBeLessThan(900);
+    expect(await h.untilStatus(alice, intern.id, 'running')).toMatchObject({ status: 'running', progress: null });
   });
 });
