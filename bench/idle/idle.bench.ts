@@ -25,8 +25,9 @@ const REST_MS = 5000;
  * After the last process is ready, before memory is read again, settled: V8's memory reducer shrinks an idle heap
  * (its young generation, grown during start-up, and the garbage start-up left) some 8 s or more after the last
  * collection, once it judges the process idle. Measured 2026-11-27: every service had dropped 16 s after the last
- * one was ready and no further by 40 s, but in another run lifecycle (whose schedulers poll) had not yet at 20 s.
- * A process it has not reached yet shows it: its settled figure stays near the first and far above its GC figure.
+ * one was ready and no further by 40 s (lifecycle only since its process manager stopped looking at an empty read
+ * model every 150 ms). A process it has not reached yet shows it: its settled figure stays near the first and far
+ * above its GC figure.
  */
 const SETTLED_MS = 25_000;
 /** The issue's aim per service (issue 29: "Aim <= 100 MB per service"), read as MiB, as RSS is counted in KiB. */
