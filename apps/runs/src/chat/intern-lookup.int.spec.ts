@@ -14,6 +14,7 @@ import { observeNothing, serveLeanRequest } from '@interns/messaging';
 import { createTestDatabase, type TestDatabase, testNatsPrefix } from '@interns/testing';
 import { RUNS_MIGRATIONS, RUNS_SCHEMA } from '../migrations';
 import { InternLookup } from './intern-lookup';
+import { refusalReasonOf } from '../testing/refusal-reason';
 
 const TTL_MS = 2_000;
 const WORKSPACE = randomUUID();
@@ -35,15 +36,6 @@ function contextOf(principal: Partial<Principal>): RequestContext {
   };
 }
 
-async function reasonOf(action: Promise<unknown>): Promise<string> {
-  try {
-    await action;
-  } catch (error) {
-    if (error instanceof DomainError) return error.reason;
-    throw error;
-  }
-  return 'none';
-}
 
 describe('InternLookup', () => {
   const subjects = subjectsFor(testNatsPrefix());
@@ -98,8 +90,8 @@ describe('InternLookup', () => {
     expect(await lookup.running(contextOf({}), view.id)).toMatchObject({ id: view.id, instructions: 'be brief' });
     expect(asked).toBe(1);
     // Another workspace, and an intern key of another intern: lifecycle's 404, without asking it.
-    expect(await reasonOf(lookup.running(contextOf({ workspaceId: randomUUID() }), view.id))).toBe('not_found');
-    expect(await reasonOf(lookup.running(contextOf({ kind: 'intern', memberId: null, internId: randomUUID() }), view.id))).toBe('not_found');
+    expect(await refusalReasonOf(lookup.running(contextOf({ workspaceId: randomUUID() }), view.id))).toBe('not_found');
+    expect(await refusalReasonOf(lookup.running(contextOf({ kind: 'intern', memberId: null, internId: randomUUID() }), view.id))).toBe('not_found');
     expect(await lookup.running(contextOf({ kind: 'intern', memberId: null, internId: view.id }), view.id)).toMatchObject({ id: view.id });
     expect(asked).toBe(1);
     clock += TTL_MS;
@@ -109,9 +101,9 @@ describe('InternLookup', () => {
 
   it('never caches lifecycle\'s 404 (an absent intern, an id that is no uuid)', async () => {
     const absent = randomUUID();
-    expect(await reasonOf(lookup.running(contextOf({}), absent))).toBe('not_found');
-    expect(await reasonOf(lookup.running(contextOf({}), absent))).toBe('not_found');
-    expect(await reasonOf(lookup.running(contextOf({}), 'not-a-uuid'))).toBe('not_found');
+    expect(await refusalReasonOf(lookup.running(contextOf({}), absent))).toBe('not_found');
+    expect(await refusalReasonOf(lookup.running(contextOf({}), absent))).toBe('not_found');
+    expect(await refusalReasonOf(lookup.running(contextOf({}), 'not-a-uuid'))).toBe('not_found');
     expect(asked).toBe(3);
   });
 
@@ -123,10 +115,10 @@ describe('InternLookup', () => {
     nc.publish(subjects.internChanged, view.id);
     // The notice comes in on this same connection before the flush's answer: it has been handled.
     await nc.flush();
-    expect(await reasonOf(lookup.running(contextOf({}), view.id))).toBe('intern_not_running');
+    expect(await refusalReasonOf(lookup.running(contextOf({}), view.id))).toBe('intern_not_running');
     expect(asked).toBe(2);
     // An intern that does not run is asked about every time: it may be running the next moment.
-    expect(await reasonOf(lookup.running(contextOf({}), view.id))).toBe('intern_not_running');
+    expect(await refusalReasonOf(lookup.running(contextOf({}), view.id))).toBe('intern_not_running');
     expect(asked).toBe(3);
   });
 

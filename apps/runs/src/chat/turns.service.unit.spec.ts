@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { callerId, DomainError } from '@interns/contracts';
+import { callerId } from '@interns/contracts';
 import type { ChatRequest, InternView, InvokeRequest, Principal, RequestContext } from '@interns/contracts';
 import { NO_OWNER } from '@interns/messaging';
 import type { ActiveRun, SessionOpenState, SessionOrigin, SessionState } from '@interns/runs-domain';
@@ -8,6 +8,7 @@ import type { RunHost, RunStart } from '../runs/run-host';
 import type { SessionStreams } from '../sessions/session-streams';
 import { TurnsService } from './turns.service';
 import type { InternLookup } from './intern-lookup';
+import { refusalReasonOf } from '../testing/refusal-reason';
 
 /**
  * Chat's and invoke's steer-or-start, against stand-ins for the run host, the session streams, the intern lookup
@@ -93,15 +94,6 @@ function chat(sessionId: string | null): ChatRequest {
   };
 }
 
-async function reasonOf(action: Promise<unknown>): Promise<string> {
-  try {
-    await action;
-  } catch (error) {
-    if (error instanceof DomainError) return error.reason;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('TurnsService: steer or start', () => {
   let fakes: Fakes;
@@ -144,9 +136,9 @@ describe('TurnsService: steer or start', () => {
   });
 
   it('invoke answers 404 for a session that is absent, a chat session, or another caller\'s', async () => {
-    expect(await reasonOf(turns.invoke(invoke(randomUUID())))).toBe('not_found');
-    expect(await reasonOf(turns.invoke(invoke(fakes.session('chat').sessionId)))).toBe('not_found');
-    expect(await reasonOf(turns.invoke(invoke(fakes.session('invoke', null, 'member:other').sessionId)))).toBe('not_found');
+    expect(await refusalReasonOf(turns.invoke(invoke(randomUUID())))).toBe('not_found');
+    expect(await refusalReasonOf(turns.invoke(invoke(fakes.session('chat').sessionId)))).toBe('not_found');
+    expect(await refusalReasonOf(turns.invoke(invoke(fakes.session('invoke', null, 'member:other').sessionId)))).toBe('not_found');
     expect(fakes.started).toEqual([]);
   });
 
@@ -188,7 +180,7 @@ describe('TurnsService: steer or start', () => {
 
   it('chat answers 404 for another caller\'s session', async () => {
     const theirs = fakes.session('chat', 'run-theirs', 'member:other');
-    expect(await reasonOf(turns.chat(chat(theirs.sessionId)))).toBe('not_found');
+    expect(await refusalReasonOf(turns.chat(chat(theirs.sessionId)))).toBe('not_found');
     expect(fakes.sent).toEqual([]);
   });
 });
