@@ -1,3 +1,4 @@
+// Over 300 lines on purpose: one class that performs what nextProvisioningAction decides (the round, the per-intern tasks, their outcomes); the decisions, queries and step runners already live in files of their own.
 import type { DataSource, EntityManager } from 'typeorm';
 import { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { eventMetadata, type EventMetadata } from '@interns/event-store';

@@ -1,3 +1,4 @@
+// Over 300 lines on purpose: one class that runs the effects the run workflow decides (run-workflow.ts); its `perform` switch and the effects' bodies read together. The loop, the record, the responses and the chunk log are files of their own.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
